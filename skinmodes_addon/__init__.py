@@ -1,0 +1,9 @@
+"""Skinmodes: physically based secondary motion for rigged characters."""
+
+
+def register() -> None:
+    pass
+
+
+def unregister() -> None:
+    pass

@@ -1,0 +1,169 @@
+#!/usr/bin/env python3.11
+"""One entry point for every job in this repository.
+
+    python3.11 tasks.py demo      # headless demo bake: creature.blend, .pc2, picture
+    python3.11 tasks.py test      # the whole test suite (lint, main lane, Blender 4.2 lane)
+
+Contributors also have:
+
+    python3.11 tasks.py pytest [ARGS]    # main lane only, ARGS go to pytest
+    python3.11 tasks.py lane42 [ARGS]    # the Blender 4.2 LTS / numpy 2 lane
+    python3.11 tasks.py lint             # ruff + mypy against fake-bpy-module-4.2
+    python3.11 tasks.py build            # the extension zips (downloads the wheels)
+    python3.11 tasks.py bench [--quick]  # the benchmark suite -> bench/REPORT.md
+
+Each job creates the virtual environment it needs under ``.venvs/`` when it is
+missing, and reuses it when its pinned requirements have not changed (a hash
+of the requirements file is kept beside the environment).  Only the standard
+library is used here, because this file runs before any environment exists.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENVS = ROOT / ".venvs"
+
+# name -> (requirements file, what it is for)
+ENVIRONMENTS = {
+    "main": ("requirements/main.txt", "bpy 5.0.1 + numpy 1.26 (the main lane)"),
+    "lane42": ("requirements/lane42.txt", "bpy 4.2 LTS + numpy 2 (the minimum Blender)"),
+    "lint": ("requirements/lint.txt", "ruff, mypy and fake-bpy-module-4.2"),
+    "bench": ("requirements/bench.txt", "peers for the benchmark suite (never shipped)"),
+}
+
+
+def _say(msg: str) -> None:
+    print(f"[tasks] {msg}", flush=True)
+
+
+def _check_python() -> None:
+    if sys.version_info[:2] != (3, 11):
+        sys.exit(
+            "tasks.py needs CPython 3.11 (bpy 5.0.1 and 4.2 are built for it); "
+            f"this is {sys.version.split()[0]}. Run it as: python3.11 tasks.py ..."
+        )
+
+
+def _python(env: str) -> Path:
+    return VENVS / env / "bin" / "python"
+
+
+def ensure_env(env: str) -> Path:
+    """Create or refresh ``.venvs/<env>`` from its pinned requirements file."""
+    req_rel, purpose = ENVIRONMENTS[env]
+    req = ROOT / req_rel
+    digest = hashlib.sha256(req.read_bytes()).hexdigest()
+    home = VENVS / env
+    stamp = home / ".requirements.sha256"
+    if stamp.exists() and stamp.read_text().strip() == digest and _python(env).exists():
+        return _python(env)
+    _say(f"creating .venvs/{env}: {purpose}")
+    if home.exists():
+        shutil.rmtree(home)
+    venv.EnvBuilder(with_pip=True, clear=True).create(home)
+    pip = [str(_python(env)), "-m", "pip", "--disable-pip-version-check"]
+    subprocess.run([*pip, "install", "-q", "-r", str(req)], check=True, cwd=ROOT)
+    extra = ROOT / (req_rel.replace(".txt", ".nodeps.txt"))
+    if extra.exists():
+        # Packages whose own metadata over-constrains (see the file's comments).
+        subprocess.run([*pip, "install", "-q", "--no-deps", "-r", str(extra)], check=True, cwd=ROOT)
+    stamp.write_text(digest + "\n")
+    return _python(env)
+
+
+def _run(cmd: list[str], env_vars: dict[str, str] | None = None) -> int:
+    env = dict(os.environ)
+    # Single-threaded BLAS keeps small dense kernels fast and timings stable on shared machines.
+    env.setdefault("OPENBLAS_NUM_THREADS", "1")
+    env.setdefault("OMP_NUM_THREADS", "1")
+    env.setdefault("MKL_NUM_THREADS", "1")
+    env["PYTHONPATH"] = str(ROOT)
+    if env_vars:
+        env.update(env_vars)
+    _say(" ".join(cmd))
+    return subprocess.run(cmd, cwd=ROOT, env=env).returncode
+
+
+def cmd_pytest(args: list[str]) -> int:
+    py = ensure_env("main")
+    return _run([str(py), "-m", "pytest", *args])
+
+
+def cmd_lane42(args: list[str]) -> int:
+    py = ensure_env("lane42")
+    return _run([str(py), "-m", "pytest", *args], {"SKINMODES_LANE": "4.2"})
+
+
+def cmd_lint(_: list[str]) -> int:
+    py = ensure_env("lint")
+    rc = _run([str(py), "-m", "ruff", "check", "."])
+    rc |= _run([str(py), "-m", "ruff", "format", "--check", "."])
+    # The add-on is type-checked as it ships: staged with core beside it, the
+    # way Blender imports it, against the bpy stubs of the minimum version.
+    stage = ROOT / "build" / "typecheck" / "skinmodes"
+    rc |= _run([str(py), "tools/build_extension.py", "stage", "--dest", str(stage)])
+    rc |= _run([str(py), "-m", "mypy", "--config-file", "pyproject.toml", str(stage)])
+    return rc
+
+
+def cmd_build(args: list[str]) -> int:
+    py = ensure_env("main")
+    return _run([str(py), "tools/build_extension.py", "build", *args])
+
+
+def cmd_demo(args: list[str]) -> int:
+    py = ensure_env("main")
+    return _run([str(py), "tools/demo.py", *args])
+
+
+def cmd_bench(args: list[str]) -> int:
+    py = ensure_env("main")
+    peers = ensure_env("bench") if "--quick" not in args else None
+    extra = {"SKINMODES_BENCH_PEER_PYTHON": str(peers)} if peers else {}
+    return _run([str(py), "-m", "bench", *args], extra)
+
+
+def cmd_test(args: list[str]) -> int:
+    """The whole suite: static checks, the main lane, then the Blender 4.2 lane."""
+    steps = [("lint", cmd_lint, []), ("main lane", cmd_pytest, args), ("4.2 lane", cmd_lane42, args)]
+    failed = []
+    for name, fn, fargs in steps:
+        _say(f"=== {name} ===")
+        if fn(fargs) != 0:
+            failed.append(name)
+    if failed:
+        _say("FAILED: " + ", ".join(failed))
+        return 1
+    _say("all green")
+    return 0
+
+
+COMMANDS = {
+    "demo": cmd_demo,
+    "test": cmd_test,
+    "pytest": cmd_pytest,
+    "lane42": cmd_lane42,
+    "lint": cmd_lint,
+    "build": cmd_build,
+    "bench": cmd_bench,
+}
+
+
+def main(argv: list[str]) -> int:
+    _check_python()
+    if not argv or argv[0] not in COMMANDS:
+        print(__doc__)
+        return 2
+    return COMMANDS[argv[0]](argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

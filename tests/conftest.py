@@ -1,0 +1,26 @@
+"""Test configuration shared by every lane.
+
+Blender keeps its user configuration in ~/.config/blender unless
+BLENDER_USER_RESOURCES points elsewhere; it must be set before ``bpy`` is
+imported anywhere, so it is set here, at collection time, to a temporary
+folder that is removed when the session ends.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+_USER_RESOURCES = tempfile.mkdtemp(prefix="skinmodes-blender-user-")
+os.environ["BLENDER_USER_RESOURCES"] = _USER_RESOURCES
+
+
+def pytest_sessionfinish(session, exitstatus):  # noqa: ARG001 - pytest hook signature
+    shutil.rmtree(_USER_RESOURCES, ignore_errors=True)

@@ -1,0 +1,38 @@
+"""Material parameters (core/materials.py)."""
+
+import numpy as np
+import pytest
+
+from core.errors import MaterialError
+from core.materials import PRESETS, Material, lame_parameters, scaled_field
+
+
+def test_lame_parameters_match_the_textbook_formulas():
+    mu, lam = lame_parameters(1e4, 0.25)
+    assert mu == pytest.approx(4000.0)
+    assert lam == pytest.approx(4000.0)
+    mu0, lam0 = lame_parameters(1e4, 0.0)
+    assert lam0 == 0.0 and mu0 == pytest.approx(5000.0)
+
+
+@pytest.mark.parametrize("E,nu", [(-1.0, 0.3), (np.nan, 0.3), (1e4, 0.5), (1e4, -0.1)])
+def test_unphysical_materials_are_rejected(E, nu):
+    with pytest.raises(MaterialError):
+        lame_parameters(E, nu)
+
+
+def test_presets_are_valid_and_ordered_by_stiffness():
+    stiff = [PRESETS[k]["youngs_modulus"] for k in ("JELLY", "FAT", "MUSCLE", "RUBBER")]
+    assert stiff == sorted(stiff)
+    for p in PRESETS.values():
+        Material.uniform(4, **p)
+
+
+def test_painted_mask_scales_the_base_value():
+    T = np.array([[0, 1, 2, 3], [1, 2, 3, 4]])
+    mask = np.array([0, 0, 0, 0, 1.0])
+    f = scaled_field(T, 100.0, mask, 0.5, 2.0)
+    assert f[0] == pytest.approx(50.0)
+    assert f[1] == pytest.approx(100.0 * (0.5 + 1.5 * 0.25))
+    with pytest.raises(MaterialError):
+        Material.from_fields(np.ones(2), np.zeros(2), np.array([1.0, 0.0]))

@@ -172,3 +172,15 @@ class TetMesh:
         rows = self.T.ravel()
         cols = np.repeat(np.arange(self.t), 4)
         return sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(self.n, self.t))
+
+
+def dihedral_angles(X: np.ndarray, T: np.ndarray) -> np.ndarray:
+    """The six interior dihedral angles of every tet, in degrees: (t, 6)."""
+    P = X[T]  # (t, 4, 3)
+    # Face k is opposite vertex k; its (unnormalised) normal points away from vertex k.
+    opp = [(1, 2, 3), (0, 3, 2), (0, 1, 3), (0, 2, 1)]
+    n = np.stack([np.cross(P[:, b] - P[:, a], P[:, c] - P[:, a]) for a, b, c in opp], axis=1)
+    n /= np.linalg.norm(n, axis=2, keepdims=True)
+    pairs = [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
+    cos = np.stack([-np.einsum("ij,ij->i", n[:, i], n[:, j]) for i, j in pairs], axis=1)
+    return np.degrees(np.arccos(np.clip(cos, -1.0, 1.0)))

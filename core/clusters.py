@@ -72,8 +72,9 @@ def _dense(labels: np.ndarray) -> np.ndarray:
     return rank[inverse.ravel()]
 
 
-def merge_small_clusters(labels: np.ndarray, T: np.ndarray, volumes: np.ndarray, min_volume: float,
-                         max_rounds: int = 32) -> np.ndarray:
+def merge_small_clusters(
+    labels: np.ndarray, T: np.ndarray, volumes: np.ndarray, min_volume: float, max_rounds: int = 32
+) -> np.ndarray:
     """Merge every cluster smaller than ``min_volume`` into a face-adjacent neighbour.
 
     k-means on tet features leaves slivers (often single tets touching their
@@ -129,8 +130,9 @@ def cluster_matrix(labels: np.ndarray, weights: np.ndarray) -> sp.csr_matrix:
 MIN_CLUSTER_FRACTION = 0.25
 
 
-def skinning_clusters(weights: np.ndarray, eigenvalues: np.ndarray, T: np.ndarray, volumes: np.ndarray,
-                      r: int, seed: int = 0) -> np.ndarray:
+def skinning_clusters(
+    weights: np.ndarray, eigenvalues: np.ndarray, T: np.ndarray, volumes: np.ndarray, r: int, seed: int = 0
+) -> np.ndarray:
     """Connected cluster labels (t,) for about r requested clusters.
 
     k-means++ on the weighted tet features, split into face-connected

@@ -63,8 +63,9 @@ def quadratic_monomials(X: np.ndarray) -> np.ndarray:
     return np.stack([np.ones_like(x), x, y, z, x * x, y * y, z * z, x * y, x * z, y * z], axis=1)
 
 
-def lbs_weight_space_constraint(X: np.ndarray, weights: np.ndarray, masses: np.ndarray,
-                                leak: np.ndarray) -> sp.csr_matrix:
+def lbs_weight_space_constraint(
+    X: np.ndarray, weights: np.ndarray, masses: np.ndarray, leak: np.ndarray
+) -> sp.csr_matrix:
     """J_w for an LBS rig in monomial form: (10 b x n) sparse.
 
     Row ``10 b + k`` is ``m * d * w_b * q_k(Xn)`` with Xn the normalised rest

@@ -108,8 +108,9 @@ def factorize_spd(A: sp.spmatrix, coords: np.ndarray | None, backend: str = "sup
     perm = nested_dissection_order(A, coords)
     inv = np.empty_like(perm)
     inv[perm] = np.arange(len(perm))
-    lu = spla.splu(A[perm][:, perm].tocsc(), permc_spec="NATURAL", diag_pivot_thresh=0.0,
-                   options={"SymmetricMode": True})
+    lu = spla.splu(
+        A[perm][:, perm].tocsc(), permc_spec="NATURAL", diag_pivot_thresh=0.0, options={"SymmetricMode": True}
+    )
 
     def solve(B: np.ndarray) -> np.ndarray:
         return lu.solve(np.asarray(B)[perm])[inv]
@@ -137,9 +138,16 @@ def _canonical_signs(V: np.ndarray, mass: np.ndarray) -> np.ndarray:
     return V * s
 
 
-def constrained_eigenmodes(H: sp.spmatrix, mass: np.ndarray, Y: np.ndarray, k: int,
-                           coords: np.ndarray | None = None, backend: str = "superlu",
-                           tol: float = 1e-10, seed: int = 0) -> EigenResult:
+def constrained_eigenmodes(
+    H: sp.spmatrix,
+    mass: np.ndarray,
+    Y: np.ndarray,
+    k: int,
+    coords: np.ndarray | None = None,
+    backend: str = "superlu",
+    tol: float = 1e-10,
+    seed: int = 0,
+) -> EigenResult:
     """The k smallest eigenpairs of H x = lam M x subject to Y^T M x = 0.
 
     H: (n x n) symmetric PSD sparse; mass: (n,) diagonal of M; Y: (n x c)

@@ -43,7 +43,7 @@ def deformation_gradient_operator(mesh: TetMesh) -> sp.csr_matrix:
     """K (9t x 3n): ``(K x)[9e + 3i + j] = F_e[i, j]`` for interleaved positions x (3n,)."""
     t = mesh.t
     e = np.arange(t)[:, None, None, None]
-    a = np.arange(4)[None, :, None, None]
+    # axes: tet e, vertex a (from mesh.T), coordinate i, gradient direction j
     i = np.arange(3)[None, None, :, None]
     j = np.arange(3)[None, None, None, :]
     shape = (t, 4, 3, 3)
@@ -78,8 +78,9 @@ def vector_mass(masses: np.ndarray) -> sp.dia_matrix:
     return sp.diags(np.repeat(masses, 3))
 
 
-def corotational_rest_hessian(mesh: TetMesh, mu: np.ndarray | float, lam: np.ndarray | float,
-                              chunk: int = 200_000) -> sp.csr_matrix:
+def corotational_rest_hessian(
+    mesh: TetMesh, mu: np.ndarray | float, lam: np.ndarray | float, chunk: int = 200_000
+) -> sp.csr_matrix:
     """Rest Hessian (3n x 3n) of sum_e V_e psi(F_e) for linear co-rotational psi.
 
     At rest psi linearises to mu ||sym grad u||^2 + lam/2 tr(grad u)^2, whose

@@ -31,7 +31,9 @@ PRESETS: dict[str, dict[str, float]] = {
 MAX_POISSON = 0.49
 
 
-def lame_parameters(youngs_modulus: np.ndarray | float, poisson_ratio: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
+def lame_parameters(
+    youngs_modulus: np.ndarray | float, poisson_ratio: np.ndarray | float
+) -> tuple[np.ndarray, np.ndarray]:
     """(mu, lam) from Young's modulus E and Poisson ratio nu (scalars or (t,) arrays)."""
     E = np.asarray(youngs_modulus, dtype=np.float64)
     nu = np.asarray(poisson_ratio, dtype=np.float64)

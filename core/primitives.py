@@ -31,8 +31,11 @@ def _freudenthal_cube() -> np.ndarray:
 CUBE_TETS = _freudenthal_cube()
 
 
-def box_tet_mesh(cells: tuple[int, int, int], size: tuple[float, float, float] = (1.0, 1.0, 1.0),
-                 origin: tuple[float, float, float] = (0.0, 0.0, 0.0)) -> tuple[np.ndarray, np.ndarray]:
+def box_tet_mesh(
+    cells: tuple[int, int, int],
+    size: tuple[float, float, float] = (1.0, 1.0, 1.0),
+    origin: tuple[float, float, float] = (0.0, 0.0, 0.0),
+) -> tuple[np.ndarray, np.ndarray]:
     """A box of nx*ny*nz cubes, 6 tets each.
 
     Returns X: ((nx+1)(ny+1)(nz+1), 3) and T: (6 nx ny nz, 4), positively oriented.

@@ -136,7 +136,7 @@ class ReducedModel:
 
     def basis(self, weights: np.ndarray | None = None, rest: np.ndarray | None = None) -> np.ndarray:
         """Y for the tet vertices, or for embedded points given their weights (k,m) and rest (k,3)."""
-        if weights is None:
+        if weights is None or rest is None:
             return skinning_basis(self.weights, self.X, self.centre, self.scale)
         return skinning_basis(weights, rest, self.centre, self.scale)
 
@@ -144,8 +144,14 @@ class ReducedModel:
         return TetMesh.from_arrays(self.X, self.T)
 
 
-def reduce_products(mesh: TetMesh, material: Material, masses: np.ndarray, weights: np.ndarray,
-                    labels: np.ndarray, rig_weights: np.ndarray | None) -> dict[str, np.ndarray]:
+def reduce_products(
+    mesh: TetMesh,
+    material: Material,
+    masses: np.ndarray,
+    weights: np.ndarray,
+    labels: np.ndarray,
+    rig_weights: np.ndarray | None,
+) -> dict[str, np.ndarray]:
     """The precomputed products of Algorithm 2 in scalar-factored form (see module doc)."""
     centre, scale = normalization(mesh.X)
     Y = skinning_basis(weights, mesh.X, centre, scale)
@@ -169,8 +175,16 @@ def reduce_products(mesh: TetMesh, material: Material, masses: np.ndarray, weigh
     return out
 
 
-def build_reduced_model(mesh: TetMesh, material: Material, rig: Rig | None, m: int, r: int,
-                        leak: np.ndarray | None = None, seed: int = 0, backend: str = "superlu") -> ReducedModel:
+def build_reduced_model(
+    mesh: TetMesh,
+    material: Material,
+    rig: Rig | None,
+    m: int,
+    r: int,
+    leak: np.ndarray | None = None,
+    seed: int = 0,
+    backend: str = "superlu",
+) -> ReducedModel:
     """Modes, clusters and products for a tet mesh, material and rig (Algorithm 1 + §8.2).
 
     leak: user momentum-leak field d (n,) in [0, 1]; None computes the default
@@ -193,8 +207,16 @@ def build_reduced_model(mesh: TetMesh, material: Material, rig: Rig | None, m: i
     return model
 
 
-def assemble_model(mesh: TetMesh, material: Material, masses: np.ndarray, leak: np.ndarray, rig: Rig | None,
-                   weights: np.ndarray, eigenvalues: np.ndarray, labels: np.ndarray) -> ReducedModel:
+def assemble_model(
+    mesh: TetMesh,
+    material: Material,
+    masses: np.ndarray,
+    leak: np.ndarray,
+    rig: Rig | None,
+    weights: np.ndarray,
+    eigenvalues: np.ndarray,
+    labels: np.ndarray,
+) -> ReducedModel:
     """A reduced model from given modes W (n, m) and cluster labels (t,).
 
     Used by :func:`build_reduced_model`, and to put a rotated copy of a
@@ -203,11 +225,26 @@ def assemble_model(mesh: TetMesh, material: Material, masses: np.ndarray, leak: 
     rig_w = rig.weights if isinstance(rig, LBSRig) else None
     products = reduce_products(mesh, material, masses, weights, labels, rig_w)
     return ReducedModel(
-        X=mesh.X, T=mesh.T, masses=masses, mu=material.mu, lam=material.lam, leak=leak,
-        weights=weights, eigenvalues=eigenvalues, labels=labels,
-        centre=products["centre"], scale=float(products["scale"]), A_L=products["A_L"], A_M=products["A_M"],
-        C_W=products["C_W"], cluster_mu=products["cluster_mu"], cluster_lam=products["cluster_lam"],
-        rig_weights=rig_w, A_LR=products.get("A_LR"), A_MR=products.get("A_MR"), C_R=products.get("C_R"),
+        X=mesh.X,
+        T=mesh.T,
+        masses=masses,
+        mu=material.mu,
+        lam=material.lam,
+        leak=leak,
+        weights=weights,
+        eigenvalues=eigenvalues,
+        labels=labels,
+        centre=products["centre"],
+        scale=float(products["scale"]),
+        A_L=products["A_L"],
+        A_M=products["A_M"],
+        C_W=products["C_W"],
+        cluster_mu=products["cluster_mu"],
+        cluster_lam=products["cluster_lam"],
+        rig_weights=rig_w,
+        A_LR=products.get("A_LR"),
+        A_MR=products.get("A_MR"),
+        C_R=products.get("C_R"),
     )
 
 
@@ -224,8 +261,9 @@ def input_hash(*arrays: np.ndarray | float | int | str | None) -> str:
     return h.hexdigest()
 
 
-def model_key(mesh: TetMesh, material: Material, rig: Rig | None, m: int, r: int,
-              leak: np.ndarray | None, seed: int) -> str:
+def model_key(
+    mesh: TetMesh, material: Material, rig: Rig | None, m: int, r: int, leak: np.ndarray | None, seed: int
+) -> str:
     """The cache key of a reduced model: a hash of every input that shapes it."""
     if isinstance(rig, LBSRig):
         rig_arr: np.ndarray | None = rig.weights
@@ -233,8 +271,20 @@ def model_key(mesh: TetMesh, material: Material, rig: Rig | None, m: int, r: int
         rig_arr = rig.J.toarray() if rig.J.nnz < 5_000_000 else rig.J.data
     else:
         rig_arr = None
-    return input_hash("skinmodes-reduced", FORMAT_VERSION, mesh.X, mesh.T, material.mu, material.lam,
-                      material.density, rig_arr, m, r, leak, seed)
+    return input_hash(
+        "skinmodes-reduced",
+        FORMAT_VERSION,
+        mesh.X,
+        mesh.T,
+        material.mu,
+        material.lam,
+        material.density,
+        rig_arr,
+        m,
+        r,
+        leak,
+        seed,
+    )
 
 
 _ARRAY_FIELDS = [f.name for f in fields(ReducedModel) if f.name != "timings"]
@@ -243,7 +293,7 @@ _ARRAY_FIELDS = [f.name for f in fields(ReducedModel) if f.name != "timings"]
 def save_model(model: ReducedModel, path: str | os.PathLike[str], key: str) -> Path:
     """Write the model to ``path`` (.npz) atomically: a temporary file, then a rename."""
     path = Path(path)
-    payload: dict[str, np.ndarray] = {"format_version": np.int64(FORMAT_VERSION), "key": np.str_(key)}
+    payload: dict[str, np.ndarray] = {"format_version": np.asarray(FORMAT_VERSION), "key": np.asarray(key)}
     for name in _ARRAY_FIELDS:
         value = getattr(model, name)
         if value is not None:
@@ -252,7 +302,7 @@ def save_model(model: ReducedModel, path: str | os.PathLike[str], key: str) -> P
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, **payload)
+            np.savez(fh, **payload)  # type: ignore[arg-type]  # numpy's stub confuses **kwds with allow_pickle
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -275,7 +325,9 @@ def load_model(path: str | os.PathLike[str], key: str) -> ReducedModel:
             if version != FORMAT_VERSION:
                 raise CacheError(f"cache {path.name} has format {version}, expected {FORMAT_VERSION}; recomputing")
             if stored_key != key:
-                raise CacheError(f"cache {path.name} was built for other inputs (mesh, rig or settings changed); recomputing")
+                raise CacheError(
+                    f"cache {path.name} was built for other inputs (mesh, rig or settings changed); recomputing"
+                )
             values = {name: data[name] for name in _ARRAY_FIELDS if name in data.files}
     except CacheError:
         raise
@@ -288,9 +340,17 @@ def load_model(path: str | os.PathLike[str], key: str) -> ReducedModel:
     return model
 
 
-def load_or_build(path: str | os.PathLike[str] | None, mesh: TetMesh, material: Material, rig: Rig | None,
-                  m: int, r: int, leak: np.ndarray | None = None, seed: int = 0,
-                  log: list[str] | None = None) -> ReducedModel:
+def load_or_build(
+    path: str | os.PathLike[str] | None,
+    mesh: TetMesh,
+    material: Material,
+    rig: Rig | None,
+    m: int,
+    r: int,
+    leak: np.ndarray | None = None,
+    seed: int = 0,
+    log: list[str] | None = None,
+) -> ReducedModel:
     """Load the cached model for these inputs, or build (and cache) it.
 
     Any cache problem is reported through ``log`` (one line) and the model

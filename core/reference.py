@@ -35,11 +35,14 @@ from .tetmesh import TetMesh
 # Twist matrices of Kim & Eberle (Dynamic Deformables, 2020): the rotation
 # gradient dR/dF has eigenvectors U T_k V^T / sqrt(2) with eigenvalues
 # 2 / (s_i + s_j) for the singular-value pairs (0,1), (1,2), (0,2).
-_TWISTS = np.array([
-    [[0, -1, 0], [1, 0, 0], [0, 0, 0]],
-    [[0, 0, 0], [0, 0, 1], [0, -1, 0]],
-    [[0, 0, 1], [0, 0, 0], [-1, 0, 0]],
-], dtype=np.float64) / np.sqrt(2.0)
+_TWISTS = np.array(
+    [
+        [[0, -1, 0], [1, 0, 0], [0, 0, 0]],
+        [[0, 0, 0], [0, 0, 1], [0, -1, 0]],
+        [[0, 0, 1], [0, 0, 0], [-1, 0, 0]],
+    ],
+    dtype=np.float64,
+) / np.sqrt(2.0)
 _PAIRS = np.array([[0, 1], [1, 2], [0, 2]])
 
 
@@ -100,9 +103,19 @@ class FullSpaceReference:
     x_rig (n, 3) with a fixed Jacobian J for the constraint.
     """
 
-    def __init__(self, mesh: TetMesh, material: Material, rig: Rig, masses: np.ndarray, leak: np.ndarray,
-                 time_step: float, damping: float = 0.0, arap: bool | None = None,
-                 max_newton: int = 30, tolerance: float = 1e-9) -> None:
+    def __init__(
+        self,
+        mesh: TetMesh,
+        material: Material,
+        rig: Rig,
+        masses: np.ndarray,
+        leak: np.ndarray,
+        time_step: float,
+        damping: float = 0.0,
+        arap: bool | None = None,
+        max_newton: int = 30,
+        tolerance: float = 1e-9,
+    ) -> None:
         self.mesh = mesh
         self.mu = material.mu
         self.lam = np.zeros_like(material.lam) if arap or (arap is None and material.is_arap) else material.lam
@@ -144,8 +157,9 @@ class FullSpaceReference:
         n3 = 3 * self.mesh.n
         return sp.csr_matrix((blk.ravel(), (self._rows, self._cols)), shape=(n3, n3))
 
-    def step(self, u: np.ndarray, u_prev: np.ndarray, x_rig: np.ndarray, x_rig_now: np.ndarray,
-             x_rig_before: np.ndarray) -> tuple[np.ndarray, ReferenceReport]:
+    def step(
+        self, u: np.ndarray, u_prev: np.ndarray, x_rig: np.ndarray, x_rig_now: np.ndarray, x_rig_before: np.ndarray
+    ) -> tuple[np.ndarray, ReferenceReport]:
         """One backward-Euler step: returns the new u (n, 3).
 
         u, u_prev: secondary displacement now and one step before; x_rig: the

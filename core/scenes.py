@@ -23,7 +23,7 @@ def chain_weights(X: np.ndarray, joints: np.ndarray, axis: int = 0) -> np.ndarra
     Hat functions in the axis coordinate, normalised: every vertex is
     influenced by its one or two nearest bones, like a painted chain.
     """
-    c = X[:, axis:axis + 1]
+    c = X[:, axis : axis + 1]
     spacing = np.diff(joints).min() if len(joints) > 1 else 1.0
     W = np.maximum(0.0, 1.0 - np.abs(c - joints[None, :]) / spacing)
     W[W.sum(axis=1) == 0, np.argmin(np.abs(c - joints[None, :]), axis=1)[W.sum(axis=1) == 0]] = 1.0

@@ -165,13 +165,28 @@ class Simulator:
             raise SimulationError(f"rig positions must have shape ({self.model.n}, 3), got {x.shape}")
         return LY.T @ x, MY.T @ x, np.asarray(CD @ x), float(np.sum(x * (Ls @ x)))
 
+    def _rig_terms(
+        self, p: np.ndarray | None, x_rig: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+        """(b_L, q, F_rig, constant) for an LBS pose p or rig positions x_rig; exactly one must be given."""
+        if p is not None:
+            return self._rig_terms_lbs(p)
+        if x_rig is None:
+            raise SimulationError("give exactly one of rig parameters p or rig positions x_rig")
+        return self._rig_terms_positions(x_rig)
+
     def rig_momentum(self, p: np.ndarray | None = None, x_rig: np.ndarray | None = None) -> np.ndarray:
         """q = Y^T M x_rig (4m x 3) for an LBS pose p or rig positions x_rig (n, 3)."""
-        return (self._rig_terms_lbs(p) if p is not None else self._rig_terms_positions(x_rig))[1]
+        return self._rig_terms(p, x_rig)[1]
 
     # ------------------------------------------------------------------ states
-    def initial_state(self, p: np.ndarray | None = None, x_rig: np.ndarray | None = None,
-                      p_prev: np.ndarray | None = None, x_rig_prev: np.ndarray | None = None) -> SimState:
+    def initial_state(
+        self,
+        p: np.ndarray | None = None,
+        x_rig: np.ndarray | None = None,
+        p_prev: np.ndarray | None = None,
+        x_rig_prev: np.ndarray | None = None,
+    ) -> SimState:
         """At rest relative to the rig; the rig's previous pose sets its initial velocity."""
         q = self.rig_momentum(p, x_rig)
         if p_prev is not None or x_rig_prev is not None:
@@ -205,8 +220,14 @@ class Simulator:
         return Rt.reshape(3 * r, 3), np.einsum("cij,cij->c", Rt, Ft)
 
     # ------------------------------------------------------------------ step
-    def step(self, state: SimState, p: np.ndarray | None = None, x_rig: np.ndarray | None = None,
-             frame: float | None = None, record: list[float] | None = None) -> tuple[SimState, StepReport]:
+    def step(
+        self,
+        state: SimState,
+        p: np.ndarray | None = None,
+        x_rig: np.ndarray | None = None,
+        frame: float | None = None,
+        record: list[float] | None = None,
+    ) -> tuple[SimState, StepReport]:
         """Advance one time step to the rig pose p (LBS parameters) or rig positions x_rig (n, 3).
 
         ``record``, if given, receives the energy after every local and every
@@ -218,10 +239,12 @@ class Simulator:
             raise SimulationError("give exactly one of rig parameters p or rig positions x_rig")
         rig_in = p if p is not None else x_rig
         if not np.isfinite(np.asarray(rig_in, dtype=np.float64)).all():
-            raise SimulationError(where + "the rig pose contains NaN or infinite values; check the armature's animation")
+            raise SimulationError(
+                where + "the rig pose contains NaN or infinite values; check the armature's animation"
+            )
         if not (np.isfinite(state.z).all() and np.isfinite(state.z_prev).all()):
             raise SimulationError(where + "the simulation state holds NaN; clear the cache and simulate again")
-        bL, q, Fr, const = self._rig_terms_lbs(p) if p is not None else self._rig_terms_positions(x_rig)
+        bL, q, Fr, const = self._rig_terms(p, x_rig)
         m = self.model
         ih2 = self._ih2
         self._bL = bL
@@ -292,7 +315,7 @@ class Simulator:
         ``sum_e mu_e V_e ||F_e - R_c||^2 + sum_c lam_c/2 (tr(R_c^T F_c) - 3)^2``
         with R_c = polar(F_c); zero at rest.
         """
-        bL, _, Fr, const = self._rig_terms_lbs(p) if p is not None else self._rig_terms_positions(x_rig)
+        bL, _, Fr, const = self._rig_terms(p, x_rig)
         m = self.model
         _, s = self._rotations(m.C_W @ z + Fr)
         e = float(np.sum(z * (m.A_L @ z)) + 2.0 * np.sum(z * bL)) + const

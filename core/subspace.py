@@ -33,8 +33,15 @@ class SkinningModes:
     backend: str
 
 
-def skinning_eigenmodes(mesh: TetMesh, material: Material, masses: np.ndarray, rig: Rig | None,
-                        leak: np.ndarray | None, m: int, backend: str = "superlu") -> SkinningModes:
+def skinning_eigenmodes(
+    mesh: TetMesh,
+    material: Material,
+    masses: np.ndarray,
+    rig: Rig | None,
+    leak: np.ndarray | None,
+    m: int,
+    backend: str = "superlu",
+) -> SkinningModes:
     """Solve eq. 22 for m material-aware, rig-complementary skinning weights.
 
     masses: (n,) lumped vertex masses (M_w); leak: (n,) momentum-leak field d.
@@ -48,8 +55,13 @@ def skinning_eigenmodes(mesh: TetMesh, material: Material, masses: np.ndarray, r
         d = np.ones(mesh.n) if leak is None else leak
         Y = constraint_basis(weight_space_constraint(mesh.X, rig, masses, d), masses)
     res = constrained_eigenmodes(Hw, masses, Y, m, coords=mesh.X, backend=backend)
-    return SkinningModes(weights=res.vectors, eigenvalues=res.eigenvalues, constraint_rank=Y.shape[1],
-                         seconds=time.perf_counter() - start, backend=res.backend)
+    return SkinningModes(
+        weights=res.vectors,
+        eigenvalues=res.eigenvalues,
+        constraint_rank=Y.shape[1],
+        seconds=time.perf_counter() - start,
+        backend=res.backend,
+    )
 
 
 @dataclass(frozen=True)
@@ -61,8 +73,15 @@ class DisplacementModes:
     seconds: float
 
 
-def displacement_modes(mesh: TetMesh, material: Material, masses: np.ndarray, rig: Rig | None,
-                       leak: np.ndarray | None, k: int, backend: str = "superlu") -> DisplacementModes:
+def displacement_modes(
+    mesh: TetMesh,
+    material: Material,
+    masses: np.ndarray,
+    rig: Rig | None,
+    leak: np.ndarray | None,
+    k: int,
+    backend: str = "superlu",
+) -> DisplacementModes:
     """The classical baseline (eq. 11) under the same complementarity constraint.
 
     Eigenvectors of the full 3n x 3n rest Hessian; the constraint is

@@ -50,7 +50,9 @@ def test_rest_hessian_is_the_linearised_corotational_energy(mesh):
     u = np.random.default_rng(5).standard_normal((mesh.n, 3))
     G = np.einsum("tai,taj->tij", u[mesh.T], mesh.gradients)
     eps = 0.5 * (G + np.swapaxes(G, 1, 2))
-    quad = mesh.volumes @ (2 * mat.mu * np.einsum("tij,tij->t", eps, eps) + mat.lam * np.trace(G, axis1=1, axis2=2) ** 2)
+    quad = mesh.volumes @ (
+        2 * mat.mu * np.einsum("tij,tij->t", eps, eps) + mat.lam * np.trace(G, axis1=1, axis2=2) ** 2
+    )
     assert u.ravel() @ (H @ u.ravel()) == pytest.approx(quad, rel=1e-12)
     # Rigid motions cost nothing (to round-off relative to H's scale).
     W = np.array([[0, -1, 0.3], [1, 0, -0.2], [-0.3, 0.2, 0]])

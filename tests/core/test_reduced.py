@@ -7,7 +7,15 @@ import scipy.sparse as sp
 from core.errors import CacheError
 from core.fem import deformation_gradient_operator, heterogeneous_laplacian
 from core.materials import Material
-from core.reduced import build_reduced_model, cluster_matrix, load_model, load_or_build, model_key, rig_matrix, save_model
+from core.reduced import (
+    build_reduced_model,
+    cluster_matrix,
+    load_model,
+    load_or_build,
+    model_key,
+    rig_matrix,
+    save_model,
+)
 from core.rig import lbs_jacobian, rig_parameters
 from core.scenes import bar_scene, random_material
 

@@ -56,7 +56,7 @@ def reference_run():
     u_prev = u.copy()
     out = []
     for k in range(3):
-        new, rep = ref.step(u, u_prev, x(k + 1), x(k), x(k - 1))
+        new, _ = ref.step(u, u_prev, x(k + 1), x(k), x(k - 1))
         u_prev, u = u, new
         out.append(u)
     return s, mat, masses, d, out

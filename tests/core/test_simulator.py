@@ -35,6 +35,7 @@ def model(request, scene):
 
 def simulate(sim, scene, steps, amplitude=1.2, spin=0.0, rotate=None, **kw):
     """Run the bending animation; returns the list of u (n, 3)."""
+
     def pose(t):
         A = scene.transforms(t, amplitude=amplitude, frequency=1.5, spin=spin)
         if rotate is not None:
@@ -89,8 +90,9 @@ def test_rotation_equivariance(model, scene):
     R = random_rotation(np.random.default_rng(11))
     mesh_r = TetMesh.from_arrays(scene.mesh.X @ R.T, scene.mesh.T)
     mat = Material(mu=model.mu, lam=model.lam, density=np.full(mesh_r.t, 1000.0))
-    rotated = assemble_model(mesh_r, mat, model.masses, model.leak, LBSRig(scene.rig.weights),
-                             model.weights, model.eigenvalues, model.labels)
+    rotated = assemble_model(
+        mesh_r, mat, model.masses, model.leak, LBSRig(scene.rig.weights), model.weights, model.eigenvalues, model.labels
+    )
     settings = SimulationSettings(time_step=H, max_iterations=15, tolerance=0.0)
     u = simulate(Simulator(model, settings), scene, 100, amplitude=2.0, spin=np.pi / 2)
     u_r = simulate(Simulator(rotated, settings), scene, 100, amplitude=2.0, spin=np.pi / 2, rotate=R)
@@ -157,7 +159,7 @@ def test_injected_nan_raises_a_clear_error_naming_the_frame(model, scene):
     state = sim.initial_state(scene.parameters(0.0))
     p = scene.parameters(H)
     p[5] = np.nan
-    with pytest.raises(SimulationError, match="frame 12: .*NaN") as err:
+    with pytest.raises(SimulationError, match=r"frame 12: .*NaN") as err:
         sim.step(state, p, frame=12)
     assert "\n" not in str(err.value)
     bad = state.copy()

@@ -1,0 +1,124 @@
+"""PC2 point caches: the format Blender's Mesh Cache modifier plays back natively.
+
+Layout (little-endian): a 32-byte header
+
+    char[12] 'POINTCACHE2\\0'; int32 version (1); int32 points;
+    float32 start frame; float32 sample rate (frames per sample); int32 samples
+
+followed by samples * points * 3 float32 positions.  Blender's Mesh Cache
+modifier in Frame mode reads sample ``scene_frame * frame_scale - frame_start``
+(clamped to the file's range), so the add-on sets frame_start to the first
+baked frame and frame_scale to 1.
+
+Files are written to a temporary file in the destination folder and renamed
+into place, so a failed or cancelled write never leaves a partial cache, and
+an existing cache is only replaced once the new one is complete.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+
+from .errors import CacheError
+
+MAGIC = b"POINTCACHE2\0"
+_HEADER = struct.Struct("<12siiffi")
+
+
+def header_bytes(points: int, start: float, samples: int, rate: float = 1.0) -> bytes:
+    return _HEADER.pack(MAGIC, 1, int(points), float(start), float(rate), int(samples))
+
+
+def check_writable(folder: str | os.PathLike[str]) -> Path:
+    """Create ``folder`` if needed and prove it is writable; raise a one-line CacheError if not."""
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".skinmodes-probe-", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise CacheError(f"cannot write to {folder} ({exc.strerror or exc}); choose a writable cache folder") from exc
+    return folder
+
+
+class PC2Writer:
+    """Streams frames into a temporary file; ``commit`` renames it into place.
+
+    Use as a context manager: leaving the block without ``commit`` (an
+    exception or a cancel) deletes the temporary file and leaves any existing
+    cache at ``path`` untouched.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], points: int, start: float, samples: int) -> None:
+        self.path = Path(path)
+        self.points, self.samples = int(points), int(samples)
+        check_writable(self.path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=self.path.name + ".", suffix=".partial", dir=self.path.parent)
+        self.tmp = Path(tmp)
+        self._fh = os.fdopen(fd, "wb")
+        self._fh.write(header_bytes(points, start, samples))
+        self.written = 0
+
+    def write(self, positions: np.ndarray) -> None:
+        """Append one sample: positions (points, 3)."""
+        pos = np.asarray(positions, dtype="<f4")
+        if pos.shape != (self.points, 3):
+            raise CacheError(f"a PC2 sample needs shape ({self.points}, 3), got {pos.shape}")
+        if self.written >= self.samples:
+            raise CacheError("more samples written than the PC2 header declares")
+        self._fh.write(pos.tobytes())
+        self.written += 1
+
+    def commit(self) -> Path:
+        if self.written != self.samples:
+            raise CacheError(f"PC2 file incomplete: {self.written} of {self.samples} samples written")
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+        self._fh.close()
+        os.replace(self.tmp, self.path)
+        return self.path
+
+    def abort(self) -> None:
+        if not self._fh.closed:
+            self._fh.close()
+        if self.tmp.exists():
+            self.tmp.unlink()
+
+    def __enter__(self) -> PC2Writer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.tmp.exists():
+            self.abort()
+
+
+def write_pc2(
+    path: str | os.PathLike[str], frames: Iterable[np.ndarray], points: int, start: float, samples: int
+) -> Path:
+    """Write all samples (each (points, 3)) atomically; returns the final path."""
+    with PC2Writer(path, points, start, samples) as w:
+        for f in frames:
+            w.write(f)
+        return w.commit()
+
+
+def read_pc2(path: str | os.PathLike[str]) -> tuple[np.ndarray, float, float]:
+    """Read a PC2 file: (samples, points, 3) float32 positions, start frame, sample rate."""
+    data = Path(path).read_bytes()
+    if len(data) < _HEADER.size:
+        raise CacheError(f"{Path(path).name} is too short to be a PC2 file")
+    magic, _version, points, start, rate, samples = _HEADER.unpack_from(data)
+    if magic != MAGIC:
+        raise CacheError(f"{Path(path).name} is not a PC2 file")
+    expected = _HEADER.size + samples * points * 12
+    if len(data) != expected or points < 0 or samples < 0:
+        raise CacheError(f"{Path(path).name} is truncated or corrupt ({len(data)} bytes, expected {expected})")
+    arr = np.frombuffer(data, dtype="<f4", offset=_HEADER.size).reshape(samples, points, 3)
+    return arr, float(start), float(rate)

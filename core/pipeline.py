@@ -1,0 +1,304 @@
+"""From a skinned character to secondary motion per frame: the product's data flow, without bpy.
+
+The add-on reads a character out of Blender into a :class:`CharacterInput`
+(render-mesh rest surface, painted bone weights, optional painted masks) and
+a rig trajectory (one world transform per bone per frame).  This module
+
+1. tetrahedralises the rest surface (cached by a hash of its inputs),
+2. extends the bone weights and the painted masks into the volume,
+3. builds (or loads) the reduced model: modes, clusters and products,
+4. embeds the render vertices so the modes can be evaluated on them, and
+5. simulates frames with sub-steps, keeping one small state per frame so any
+   frame can be shown by simulating forward from the nearest cached one.
+
+The bake, the live preview and the CLI all go through :class:`FrameSimulation`,
+which is why they agree frame for frame.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .embedding import Embedding, embed_points, interpolate
+from .errors import RigError, SimulationError
+from .interior_weights import volume_bone_weights
+from .leak import default_leak_field
+from .materials import Material, scaled_field
+from .reconstruct import Reconstructor
+from .reduced import ReducedModel, input_hash, load_or_build
+from .rig import LBSRig
+from .simulator import SimState, SimulationSettings, Simulator
+from .tetmesh import TetMesh
+from .tetrahedralize import TetResult, tetrahedralize
+
+
+@dataclass(frozen=True)
+class CharacterInput:
+    """A skinned character at rest, in object space (metres).
+
+    rest: (k, 3) render-mesh vertices; faces: (f, 3) triangles; bone_weights:
+    (k, b) painted weights (rows are normalised here, as Blender's Armature
+    modifier does); stiffness, density: optional (k,) painted masks in [0, 1];
+    leak: optional (k,) painted momentum-leak mask, 1 = the flesh swings freely,
+    0 = it follows the rig.
+    """
+
+    rest: np.ndarray
+    faces: np.ndarray
+    bone_weights: np.ndarray
+    stiffness: np.ndarray | None = None
+    density: np.ndarray | None = None
+    leak: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class SubspaceSettings:
+    modes: int = 16
+    clusters: int = 100
+    target_tets: int = 15000
+    tet_method: str = "auto"
+    loose_parts: str = "own_volume"
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class MaterialSettings:
+    """Base material, and how far painted stiffness/density masks (0..1) scale it."""
+
+    youngs_modulus: float = 1.0e4
+    poisson_ratio: float = 0.4
+    density: float = 1000.0
+    stiffness_range: tuple[float, float] = (0.1, 1.0)
+    density_range: tuple[float, float] = (0.5, 1.5)
+
+
+@dataclass(frozen=True)
+class SolverSettings:
+    fps: float = 24.0
+    substeps: int = 2
+    max_iterations: int = 10
+    tolerance: float = 1e-5
+    damping: float = 0.0
+    material_model: str = "auto"
+
+    def simulation(self) -> SimulationSettings:
+        return SimulationSettings(
+            time_step=1.0 / (self.fps * self.substeps),
+            max_iterations=self.max_iterations,
+            tolerance=self.tolerance,
+            damping=self.damping,
+            material=self.material_model,
+        )
+
+
+@dataclass
+class PreparedCharacter:
+    """Everything needed to simulate a character; built once per mesh/rig/settings."""
+
+    tets: TetResult
+    mesh: TetMesh
+    tet_bone_weights: np.ndarray
+    material: Material
+    leak: np.ndarray
+    model: ReducedModel
+    embedding: Embedding
+    reconstructor: Reconstructor
+    key: str
+    stats: dict[str, float] = field(default_factory=dict)
+    messages: list[str] = field(default_factory=list)
+
+
+def _extend_mask(X: np.ndarray, T: np.ndarray, inp: CharacterInput, mask: np.ndarray | None) -> np.ndarray | None:
+    """A painted surface mask (k,) extended harmonically into the volume: (n,) in [0, 1]."""
+    if mask is None:
+        return None
+    m = np.clip(np.asarray(mask, dtype=np.float64), 0.0, 1.0)
+    # Two complementary channels form a partition of unity, which is what the
+    # bone-weight extension preserves; the first channel is the mask.
+    return volume_bone_weights(X, T, inp.rest, inp.faces, np.stack([m, 1.0 - m], axis=1))[:, 0]
+
+
+def character_key(inp: CharacterInput, subspace: SubspaceSettings, material: MaterialSettings) -> str:
+    """Hash of everything that shapes the prepared character (not the solver settings)."""
+    return input_hash(
+        "skinmodes-character-1",
+        inp.rest,
+        inp.faces,
+        inp.bone_weights,
+        inp.stiffness,
+        inp.density,
+        inp.leak,
+        str(sorted(asdict(subspace).items())),
+        str(sorted(asdict(material).items())),
+    )
+
+
+def _tet_mesh(inp: CharacterInput, subspace: SubspaceSettings, cache_dir: Path | None, log: list[str]) -> TetResult:
+    """Tetrahedralise, reusing a cached result for identical surface and resolution."""
+    key = input_hash(
+        "skinmodes-tets-1", inp.rest, inp.faces, subspace.target_tets, subspace.tet_method, subspace.loose_parts
+    )
+    path = None if cache_dir is None else cache_dir / f"tets-{key[:16]}.npz"
+    if path is not None and path.exists():
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                if str(data["key"]) == key:
+                    return TetResult.from_arrays(data["X"], data["T"], method=str(data["method"]))
+        except (OSError, ValueError, KeyError) as exc:
+            log.append(f"tet cache {path.name} unreadable ({type(exc).__name__}); recomputing")
+    res = tetrahedralize(
+        inp.rest,
+        inp.faces,
+        target_tets=subspace.target_tets,
+        method=subspace.tet_method,
+        loose_parts=subspace.loose_parts,
+    )
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp.npz")
+        np.savez(tmp, key=np.str_(key), X=res.X, T=res.T, method=np.str_(res.method))
+        tmp.replace(path)
+    return res
+
+
+def prepare_character(
+    inp: CharacterInput,
+    subspace: SubspaceSettings = SubspaceSettings(),
+    material: MaterialSettings = MaterialSettings(),
+    cache_dir: str | Path | None = None,
+    tets: tuple[np.ndarray, np.ndarray] | None = None,
+) -> PreparedCharacter:
+    """Tet mesh, volume weights, material, leak field, reduced model and render embedding.
+
+    cache_dir: where tet meshes and reduced models are cached (None: no cache).
+    tets: an explicit (X, T) tet mesh instead of tetrahedralising (tests, benchmarks).
+    """
+    stats: dict[str, float] = {}
+    log: list[str] = []
+    cache = None if cache_dir is None else Path(cache_dir)
+    rest = np.asarray(inp.rest, dtype=np.float64)
+    W = np.asarray(inp.bone_weights, dtype=np.float64)
+    if W.ndim != 2 or W.shape[0] != len(rest):
+        raise RigError(f"bone weights must have one row per vertex ({len(rest)}), got shape {W.shape}")
+    t0 = time.perf_counter()
+    if tets is None:
+        tet = _tet_mesh(inp, subspace, cache, log)
+    else:
+        tet = TetResult.from_arrays(*tets, method="given")
+    log.extend(tet.messages)
+    stats["tetrahedralize_s"] = time.perf_counter() - t0
+    mesh = TetMesh.from_arrays(tet.X, tet.T)
+    t0 = time.perf_counter()
+    tet_w = volume_bone_weights(mesh.X, mesh.T, rest, inp.faces, W)
+    stiff = _extend_mask(mesh.X, mesh.T, inp, inp.stiffness)
+    dens = _extend_mask(mesh.X, mesh.T, inp, inp.density)
+    free = _extend_mask(mesh.X, mesh.T, inp, inp.leak)
+    stats["volume_weights_s"] = time.perf_counter() - t0
+    E = scaled_field(mesh.T, material.youngs_modulus, stiff, *material.stiffness_range)
+    rho = scaled_field(mesh.T, material.density, dens, *material.density_range)
+    mat = Material.from_fields(E, np.full(mesh.t, material.poisson_ratio), rho)
+    d = default_leak_field(mesh)
+    if free is not None:
+        # Painting 0 holds the flesh to the rig everywhere below that skin;
+        # painting 1 keeps the automatic surface-to-interior field.
+        d = 1.0 - free * (1.0 - d)
+    rig = LBSRig.from_weights(tet_w)
+    key = character_key(inp, subspace, material)
+    model_path = None if cache is None else cache / f"model-{key[:16]}.npz"
+    t0 = time.perf_counter()
+    model = load_or_build(
+        model_path, mesh, mat, rig, subspace.modes, subspace.clusters, leak=d, seed=subspace.seed, log=log
+    )
+    stats["subspace_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    emb = embed_points(mesh.X, mesh.T, rest)
+    render_w = interpolate(emb, mesh.T, model.weights)
+    if tet.skipped_vertices is not None and len(tet.skipped_vertices) == len(rest):
+        render_w[tet.skipped_vertices] = 0.0  # skipped loose parts follow the rig only
+    rec = Reconstructor(model, render_w, rest)
+    stats["embedding_s"] = time.perf_counter() - t0
+    stats.update(vertices=float(mesh.n), tets=float(mesh.t), modes=float(model.m), clusters=float(model.r))
+    return PreparedCharacter(
+        tets=tet,
+        mesh=mesh,
+        tet_bone_weights=tet_w,
+        material=mat,
+        leak=d,
+        model=model,
+        embedding=emb,
+        reconstructor=rec,
+        key=key,
+        stats=stats,
+        messages=log,
+    )
+
+
+RigFrames = Mapping[int, np.ndarray] | Callable[[int], np.ndarray]
+
+
+class FrameSimulation:
+    """Simulates a frame range with sub-steps; any frame can be asked for, in any order.
+
+    rig: the LBS rig parameters (12 b,) of the tet mesh for each integer frame
+    (world transforms of each bone applied to object-space rest positions),
+    as a mapping or a function.  Sub-steps interpolate the parameters
+    linearly between frames; the rig is never sampled between frames.  The
+    state at ``start`` is at rest relative to the rig, moving with the rig's
+    velocity at the start (its parameters extrapolated one frame back).
+    """
+
+    def __init__(self, prepared: PreparedCharacter, solver: SolverSettings, start: int, end: int, rig: RigFrames):
+        if end < start:
+            raise SimulationError(f"empty frame range {start}..{end}; set an end frame after the start frame")
+        self.prepared = prepared
+        self.solver = solver
+        self.start, self.end = int(start), int(end)
+        self._rig = rig
+        self.simulator = Simulator(prepared.model, solver.simulation())
+        p0 = self.rig(self.start)
+        p1 = self.rig(self.start + 1) if self.end > self.start else p0
+        self._states: dict[int, SimState] = {self.start: self.simulator.initial_state(p0, p_prev=2.0 * p0 - p1)}
+        self.iterations: dict[int, int] = {}
+
+    def rig(self, frame: int) -> np.ndarray:
+        src = self._rig
+        p = src(frame) if callable(src) else src[frame]
+        return np.asarray(p, dtype=np.float64)
+
+    @property
+    def cached_frames(self) -> list[int]:
+        return sorted(self._states)
+
+    def state(self, frame: int) -> SimState:
+        """The state at ``frame`` (clamped to the range), simulating forward as needed."""
+        f = min(max(int(frame), self.start), self.end)
+        if f in self._states:
+            return self._states[f]
+        k = max(c for c in self._states if c < f)
+        state = self._states[k]
+        S = self.solver.substeps
+        p_a = self.rig(k)
+        for g in range(k + 1, f + 1):
+            p_b = self.rig(g)
+            for s in range(1, S + 1):
+                a = s / S
+                state, rep = self.simulator.step(state, (1.0 - a) * p_a + a * p_b, frame=g - 1 + a)
+            self._states[g] = state
+            self.iterations[g] = rep.iterations
+            p_a = p_b
+        return state
+
+    def offsets(self, frame: int) -> np.ndarray:
+        """World-space secondary displacement (k, 3) of the render vertices at ``frame`` (0 outside the range)."""
+        if frame < self.start or frame > self.end:
+            return np.zeros((self.prepared.reconstructor.count, 3))
+        return self.prepared.reconstructor.displacement(self.state(frame).z)
+
+    def invalidate_after(self, frame: int) -> None:
+        """Forget states after ``frame`` (e.g. the rig changed there)."""
+        self._states = {f: s for f, s in self._states.items() if f <= max(frame, self.start)}

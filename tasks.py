@@ -111,6 +111,15 @@ def cmd_lint(_: list[str]) -> int:
     stage = ROOT / "build" / "typecheck" / "skinmodes"
     rc |= _run([str(py), "tools/build_extension.py", "stage", "--dest", str(stage)])
     rc |= _run([str(py), "-m", "mypy", "--config-file", "pyproject.toml", str(stage)])
+    # core must import and solve in an environment that has no bpy at all.
+    rc |= _run(
+        [
+            str(py),
+            "-c",
+            "import importlib.util, core, core.pipeline, core.simulator; "
+            "assert importlib.util.find_spec('bpy') is None; print('core imports without bpy')",
+        ]
+    )
     return rc
 
 

@@ -85,11 +85,20 @@ def download_wheels(platforms: list[str] | None = None) -> list[Path]:
         if target.exists():
             continue
         dist, version, pytag, abi, plat = name[:-4].split("-")
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
-               "-q", "-d", str(WHEEL_CACHE), f"{dist}=={version}"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--disable-pip-version-check",
+            "-q",
+            "-d",
+            str(WHEEL_CACHE),
+            f"{dist}=={version}",
+        ]
         if plat != "any":
-            cmd += ["--only-binary=:all:", "--implementation", "cp", "--abi", abi,
-                    "--python-version", pytag[2:]]
+            cmd += ["--only-binary=:all:", "--implementation", "cp", "--abi", abi, "--python-version", pytag[2:]]
             for p in plat.split("."):
                 cmd += ["--platform", p]
         print(f"downloading {name}", flush=True)
@@ -144,8 +153,11 @@ def build(out: Path, platforms: list[str] | None = None) -> list[Path]:
         text = re.sub(r"platforms = \[.*?\]", "platforms = [" + ", ".join(f'"{p}"' for p in platforms) + "]", text)
         keep = {n for n in wheel_files() if any(wheel_serves(n, p) for p in platforms)}
         text = WHEELS_BLOCK.sub(
-            "# BEGIN WHEELS\nwheels = [\n" + "".join(f'  "./wheels/{n}",\n' for n in wheel_files() if n in keep)
-            + "]\n# END WHEELS\n", text)
+            "# BEGIN WHEELS\nwheels = [\n"
+            + "".join(f'  "./wheels/{n}",\n' for n in wheel_files() if n in keep)
+            + "]\n# END WHEELS\n",
+            text,
+        )
         (src / "blender_manifest.toml").write_text(text)
         for w in (src / "wheels").iterdir():
             if w.name not in keep:

@@ -1,0 +1,141 @@
+"""The headless command line: ``blender -b shot.blend --command skinmodes bake ...``.
+
+Registered with ``bpy.utils.register_cli_command`` (Blender 4.2+).  The same
+:func:`main` runs under the ``bpy`` module (tests, the demo, pipelines) via
+``tools/skinmodes_cli.py``, which adds ``--blend`` to open the file first.
+
+Exit codes: 0 success (a JSON summary on stdout), 1 the bake failed or the
+input is unusable (one line on stderr saying why), 2 bad command-line usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import bpy
+
+from . import api
+from .core.errors import SkinmodesError
+
+OUTPUT_NAMES = {"pc2": "PC2", "shapekeys": "SHAPE_KEYS", "shape_keys": "SHAPE_KEYS"}
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, no usage dump
+        raise _UsageError(message)
+
+
+def _frames(text: str) -> tuple[int, int]:
+    try:
+        a, b = text.split("-", 1) if "-" in text.lstrip("-") else (text, text)
+        return int(a), int(b)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"frames must look like 1-120, got {text!r}") from None
+
+
+def parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="skinmodes", description="Bake physically based secondary motion.")
+    sub = p.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("bake", help="simulate and bake one object")
+    b.add_argument("--object", required=True, help="name of the skinned mesh object")
+    b.add_argument("--frames", type=_frames, help="frame range, e.g. 1-120 (default: the object's settings)")
+    b.add_argument("--output", choices=sorted(OUTPUT_NAMES), default="pc2", help="pc2 (default) or shapekeys")
+    b.add_argument("--blend", help="open this .blend first (for the bpy module; blender -b FILE does it already)")
+    b.add_argument("--no-save", action="store_true", help="do not save the .blend after baking")
+    for name, kind in (
+        ("modes", int),
+        ("clusters", int),
+        ("target-tets", int),
+        ("substeps", int),
+        ("iterations", int),
+        ("youngs-modulus", float),
+        ("poisson-ratio", float),
+        ("density", float),
+        ("damping", float),
+    ):
+        b.add_argument(f"--{name}", type=kind)
+    b.add_argument("--preset", choices=["jelly", "fat", "muscle", "rubber"])
+    c = sub.add_parser("clear", help="remove an object's bake")
+    c.add_argument("--object", required=True)
+    c.add_argument("--blend")
+    c.add_argument("--no-save", action="store_true")
+    return p
+
+
+def run(args: argparse.Namespace) -> dict[str, object]:
+    if args.blend:
+        bpy.ops.wm.open_mainfile(filepath=args.blend)
+    obj = bpy.data.objects.get(args.object)
+    if obj is None:
+        names = ", ".join(o.name for o in bpy.data.objects if o.type == "MESH") or "none"
+        raise SkinmodesError(f"no object named '{args.object}' (meshes in this file: {names})")
+    if args.command == "clear":
+        api.clear_bake(obj)
+        summary: dict[str, object] = {"object": obj.name, "cleared": True}
+    else:
+        overrides = {
+            k: getattr(args, k)
+            for k in (
+                "modes",
+                "clusters",
+                "target_tets",
+                "substeps",
+                "iterations",
+                "youngs_modulus",
+                "poisson_ratio",
+                "density",
+                "damping",
+            )
+            if getattr(args, k) is not None
+        }
+        if args.preset:
+            api.configure(obj, material_preset=args.preset)
+        api.configure(obj, **overrides)
+        summary = api.bake(obj, frames=args.frames, output=OUTPUT_NAMES[args.output])
+    if not args.no_save:
+        if not bpy.data.filepath:
+            raise SkinmodesError("the .blend has never been saved; pass --no-save or open a saved file")
+        bpy.ops.wm.save_mainfile()
+        summary["saved"] = bpy.data.filepath
+    return summary
+
+
+def main(argv: list[str]) -> int:
+    try:
+        args = parser().parse_args(argv)
+    except _UsageError as exc:
+        print(f"skinmodes: usage error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        summary = run(args)
+    except SkinmodesError as exc:
+        print(f"skinmodes: error: {exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:
+        print(f"skinmodes: error: unexpected {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    print(json.dumps(summary, sort_keys=True))
+    return 0
+
+
+def _cli_handler(argv: list[str]) -> int:
+    return main(list(argv))
+
+
+_HANDLE: list[object] = []
+
+
+def register() -> None:
+    if hasattr(bpy.utils, "register_cli_command"):
+        _HANDLE.append(bpy.utils.register_cli_command("skinmodes", _cli_handler))
+
+
+def unregister() -> None:
+    while _HANDLE:
+        bpy.utils.unregister_cli_command(_HANDLE.pop())

@@ -1,0 +1,225 @@
+"""Live preview while scrubbing: a persistent frame-change handler.
+
+The preview never touches the rest mesh.  The secondary offsets of the
+current frame are written to a point attribute (``skinmodes_offset``), and a
+small Geometry Nodes modifier at the end of the stack adds them to the
+deformed positions.  Any frame, reached forwards, backwards or by jumping,
+shows the state the bake would write for it: both ask the session's
+FrameSimulation, which simulates forward from the nearest cached state.
+
+The rig is sampled once per frame of the range when the preview is turned
+on; afterwards each frame's sample is checked as the frame is shown, and
+edits to actions or the armature drop the samples (they are taken again,
+outside the handler, on a timer).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import bpy
+import numpy as np
+from bpy.app.handlers import persistent
+
+from .core.errors import SkinmodesError
+from .session import (
+    OFFSET_ATTRIBUTE,
+    PREVIEW_MODIFIER,
+    build_session,
+    clear_sessions,
+    current_session,
+    is_busy,
+    sample_range,
+    session_for,
+)
+
+NODE_GROUP = "Skinmodes Offset"
+# Last error per object, shown in the panel (handlers cannot report).
+ERRORS: dict[int, str] = {}
+
+
+def offset_node_group() -> bpy.types.GeometryNodeTree:
+    """The shared node group: Set Position with Offset = the named offset attribute."""
+    ng = bpy.data.node_groups.get(NODE_GROUP)
+    if ng is not None and ng.bl_idname == "GeometryNodeTree":
+        return ng
+    ng = bpy.data.node_groups.new(NODE_GROUP, "GeometryNodeTree")
+    ng.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
+    ng.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
+    gin = ng.nodes.new("NodeGroupInput")
+    gout = ng.nodes.new("NodeGroupOutput")
+    setpos = ng.nodes.new("GeometryNodeSetPosition")
+    attr = ng.nodes.new("GeometryNodeInputNamedAttribute")
+    attr.data_type = "FLOAT_VECTOR"
+    attr.inputs["Name"].default_value = OFFSET_ATTRIBUTE
+    gin.location, attr.location, setpos.location, gout.location = (-400, 0), (-400, -150), (-150, 0), (100, 0)
+    ng.links.new(gin.outputs[0], setpos.inputs["Geometry"])
+    ng.links.new(attr.outputs["Attribute"], setpos.inputs["Offset"])
+    ng.links.new(setpos.outputs[0], gout.inputs[0])
+    return ng
+
+
+def attach(obj: bpy.types.Object) -> None:
+    mesh = obj.data
+    if mesh.attributes.get(OFFSET_ATTRIBUTE) is None:
+        mesh.attributes.new(OFFSET_ATTRIBUTE, "FLOAT_VECTOR", "POINT")
+    mod = obj.modifiers.get(PREVIEW_MODIFIER)
+    if mod is None:
+        mod = obj.modifiers.new(PREVIEW_MODIFIER, "NODES")
+        mod.node_group = offset_node_group()
+        if hasattr(mod, "use_pin_to_last"):
+            mod.use_pin_to_last = True
+        mod.show_expanded = False
+
+
+def detach(obj: bpy.types.Object) -> None:
+    mod = obj.modifiers.get(PREVIEW_MODIFIER)
+    if mod is not None:
+        obj.modifiers.remove(mod)
+    attr = obj.data.attributes.get(OFFSET_ATTRIBUTE)
+    if attr is not None:
+        obj.data.attributes.remove(attr)
+    ng = bpy.data.node_groups.get(NODE_GROUP)
+    if ng is not None and ng.users == 0:
+        bpy.data.node_groups.remove(ng)
+
+
+def write_offsets(obj: bpy.types.Object, offsets: np.ndarray) -> None:
+    attr = obj.data.attributes.get(OFFSET_ATTRIBUTE)
+    if attr is None:
+        return
+    attr.data.foreach_set("vector", np.ascontiguousarray(offsets, dtype=np.float32).ravel())
+    obj.data.update()
+
+
+def _preview_objects(scene: bpy.types.Scene) -> list[bpy.types.Object]:
+    return [o for o in scene.objects if o.type == "MESH" and o.skinmodes.live_preview]
+
+
+def refresh(obj: bpy.types.Object, scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph | None = None) -> None:
+    """Show the secondary motion of the current frame on ``obj``."""
+    session = current_session(obj, scene)
+    if session is None:
+        session = build_session(obj, scene)
+        sample_range(session, scene, session.missing_frames(session.end))
+    f = scene.frame_current
+    if session.start <= f <= session.end:
+        if depsgraph is not None:
+            # The handler's depsgraph is already at f: checking its rig is free
+            # and catches pose edits made without keyframes.
+            session.record(f, depsgraph)
+        missing = session.missing_frames(f)
+        if missing:
+            if bpy.app.background:
+                sample_range(session, scene, missing)
+            else:
+                write_offsets(obj, np.zeros((len(session.character.rest), 3)))
+                _schedule_resample(obj)
+                return
+    write_offsets(obj, session.offsets_local(f))
+    ERRORS.pop(obj.session_uid, None)
+
+
+def _schedule_resample(obj: bpy.types.Object) -> None:
+    uid = obj.session_uid
+    if not bpy.app.timers.is_registered(functools.partial(_resample, uid)):
+        bpy.app.timers.register(functools.partial(_resample, uid), first_interval=0.05)
+
+
+def _resample(uid: int) -> None:
+    obj = next((o for o in bpy.data.objects if o.session_uid == uid), None)
+    scene = bpy.context.scene
+    session = session_for(obj) if obj is not None else None
+    if obj is None or session is None or not obj.skinmodes.live_preview:
+        return None
+    try:
+        sample_range(session, scene, session.missing_frames(session.end))
+        refresh(obj, scene)
+    except SkinmodesError as exc:
+        ERRORS[uid] = str(exc)
+    return None
+
+
+@persistent
+def on_frame_change(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph | None = None) -> None:
+    if is_busy():
+        return
+    for obj in _preview_objects(scene):
+        try:
+            refresh(obj, scene, depsgraph)
+        except SkinmodesError as exc:
+            ERRORS[obj.session_uid] = str(exc)
+            write_offsets(obj, np.zeros((len(obj.data.vertices), 3)))
+
+
+@persistent
+def on_depsgraph_update(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> None:
+    """Drop rig samples when animation or the armature is edited (not during playback)."""
+    if is_busy():
+        return
+    previews = _preview_objects(scene)
+    if not previews:
+        return
+    edited = False
+    for upd in depsgraph.updates:
+        idb = upd.id.original if upd.id is not None else None
+        if isinstance(idb, (bpy.types.Action, bpy.types.Armature)):
+            edited = True
+        elif isinstance(idb, bpy.types.Object) and idb.type == "ARMATURE" and upd.is_updated_transform:
+            edited = not bpy.context.screen or not bpy.context.screen.is_animation_playing
+    if not edited:
+        return
+    for obj in previews:
+        session = session_for(obj)
+        if session is not None:
+            session.invalidate()
+            if not bpy.app.background:
+                _schedule_resample(obj)
+
+
+@persistent
+def on_load(_filepath: str = "") -> None:
+    # Sessions belong to the previous file; previews rebuild on the next frame change.
+    clear_sessions()
+    ERRORS.clear()
+
+
+def on_toggle(settings: object, context: bpy.types.Context) -> None:
+    """Live Preview switched on or off from the panel (property update)."""
+    obj = settings.id_data  # type: ignore[attr-defined]
+    if not settings.live_preview:  # type: ignore[attr-defined]
+        detach(obj)
+        return
+    if settings.bake_kind:  # type: ignore[attr-defined]
+        ERRORS[obj.session_uid] = "this object has a bake; Clear Bake to preview again"
+        settings["live_preview"] = False
+        return
+    attach(obj)
+    try:
+        refresh(obj, context.scene)
+    except SkinmodesError as exc:
+        ERRORS[obj.session_uid] = str(exc)
+        settings["live_preview"] = False
+        detach(obj)
+
+
+HANDLERS = (
+    (bpy.app.handlers.frame_change_post, on_frame_change),
+    (bpy.app.handlers.depsgraph_update_post, on_depsgraph_update),
+    (bpy.app.handlers.load_post, on_load),
+)
+
+
+def register() -> None:
+    for handler_list, fn in HANDLERS:
+        if fn not in handler_list:
+            handler_list.append(fn)
+
+
+def unregister() -> None:
+    for handler_list, fn in HANDLERS:
+        # Remove by name too: after a reload of the add-on the function objects differ.
+        for h in list(handler_list):
+            if h is fn or (getattr(h, "__module__", None) == fn.__module__ and h.__name__ == fn.__name__):
+                handler_list.remove(h)
+    clear_sessions()

@@ -1,0 +1,317 @@
+"""One simulation session per character: prepared subspace, rig samples, per-frame states.
+
+A session is built from the object's settings (tetrahedralisation and modes
+come from the on-disk cache when the inputs are unchanged), samples the rig
+once per frame of the range, and answers "secondary offsets at frame f" for
+the live preview and the bake alike.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import bpy
+import numpy as np
+
+from .character import RigBinding, check_object, read_character, rest_coordinates, sample_rig
+from .core.errors import SkinmodesError
+from .core.pipeline import (
+    CharacterInput,
+    FrameSimulation,
+    MaterialSettings,
+    PreparedCharacter,
+    SolverSettings,
+    SubspaceSettings,
+    prepare_character,
+)
+
+# Names of the things skinmodes adds to a scene, so it only ever removes its own.
+CACHE_MODIFIER = "Skinmodes Cache"
+PREVIEW_MODIFIER = "Skinmodes Preview"
+OFFSET_ATTRIBUTE = "skinmodes_offset"
+SHAPE_KEY_PREFIX = "skinmodes."
+
+
+def subspace_settings(s: object) -> SubspaceSettings:
+    return SubspaceSettings(
+        modes=s.modes,
+        clusters=s.clusters,
+        target_tets=s.target_tets,  # type: ignore[attr-defined]
+        tet_method=s.tet_method.lower(),
+        loose_parts=s.loose_parts.lower(),
+    )  # type: ignore[attr-defined]
+
+
+def material_settings(s: object) -> MaterialSettings:
+    return MaterialSettings(
+        youngs_modulus=s.youngs_modulus,
+        poisson_ratio=s.poisson_ratio,  # type: ignore[attr-defined]
+        density=s.density,
+    )  # type: ignore[attr-defined]
+
+
+def solver_settings(s: object, scene: bpy.types.Scene) -> SolverSettings:
+    fps = scene.render.fps / scene.render.fps_base
+    return SolverSettings(
+        fps=fps,
+        substeps=s.substeps,
+        max_iterations=s.iterations,  # type: ignore[attr-defined]
+        damping=s.damping,
+    )  # type: ignore[attr-defined]
+
+
+def cache_folder(s: object) -> Path:
+    """The subspace cache folder: the setting (``//`` is next to the .blend), or a temp folder if unsaved."""
+    raw = s.cache_dir or "//skinmodes_cache/"  # type: ignore[attr-defined]
+    if raw.startswith("//") and not bpy.data.filepath:
+        return Path(tempfile.gettempdir()) / "skinmodes_cache"
+    return Path(bpy.path.abspath(raw))
+
+
+def geometry_fingerprint(obj: bpy.types.Object) -> str:
+    """A cheap hash of the rest mesh: vertex positions and triangle indices."""
+    h = hashlib.sha1(rest_coordinates(obj).tobytes())
+    h.update(np.int64(len(obj.data.polygons)).tobytes())
+    return h.hexdigest()
+
+
+_BUSY = [0]
+
+
+@contextmanager
+def busy() -> Iterator[None]:
+    """While skinmodes itself changes frames (sampling, baking), its preview handler stands aside."""
+    _BUSY[0] += 1
+    try:
+        yield
+    finally:
+        _BUSY[0] -= 1
+
+
+def is_busy() -> bool:
+    return _BUSY[0] > 0
+
+
+@contextmanager
+def outputs_muted(obj: bpy.types.Object) -> Iterator[None]:
+    """Temporarily disable skinmodes' own modifiers and shape keys so sampling sees the rig alone."""
+    saved: list[tuple[object, str, object]] = []
+    for mod in obj.modifiers:
+        if mod.name in (CACHE_MODIFIER, PREVIEW_MODIFIER):
+            saved.append((mod, "show_viewport", mod.show_viewport))
+            mod.show_viewport = False
+    keys = obj.data.shape_keys
+    if keys is not None:
+        for kb in keys.key_blocks:
+            if kb.name.startswith(SHAPE_KEY_PREFIX):
+                saved.append((kb, "mute", kb.mute))
+                kb.mute = True
+    try:
+        yield
+    finally:
+        for target, attr, value in reversed(saved):
+            setattr(target, attr, value)
+
+
+@dataclass
+class Session:
+    """Prepared character + rig samples + frame simulation for one object."""
+
+    object_name: str
+    binding: RigBinding
+    character: CharacterInput
+    prepared: PreparedCharacter
+    solver: SolverSettings
+    start: int
+    end: int
+    geometry: str
+    snapshot: tuple[object, ...] = ()
+    rig: dict[int, np.ndarray] = field(default_factory=dict)
+    to_local: dict[int, np.ndarray] = field(default_factory=dict)
+    simulation: FrameSimulation | None = None
+
+    @property
+    def key(self) -> str:
+        """Hash of every input of the simulation (character, subspace, solver, range)."""
+        h = hashlib.sha1(self.prepared.key.encode())
+        h.update(repr((self.solver, self.start, self.end)).encode())
+        return h.hexdigest()
+
+    def record(self, frame: int, depsgraph: bpy.types.Depsgraph) -> None:
+        """Store the rig of the depsgraph's (current) frame."""
+        obj = bpy.data.objects[self.object_name]
+        p, to_local = sample_rig(obj, self.binding, depsgraph)
+        old = self.rig.get(frame)
+        self.rig[frame] = p
+        self.to_local[frame] = to_local
+        if old is not None and self.simulation is not None and not np.array_equal(old, p):
+            self.simulation.invalidate_after(frame - 1)
+
+    def missing_frames(self, upto: int) -> list[int]:
+        return [f for f in range(self.start, min(upto, self.end) + 1) if f not in self.rig]
+
+    def ensure_simulation(self) -> FrameSimulation:
+        if self.simulation is None:
+            self.simulation = FrameSimulation(self.prepared, self.solver, self.start, self.end, self._rig_at)
+        return self.simulation
+
+    def _rig_at(self, frame: int) -> np.ndarray:
+        # Beyond the last sampled frame (only asked for the start velocity of
+        # a one-frame range) the rig is held still.
+        return self.rig[min(frame, max(self.rig))] if frame not in self.rig else self.rig[frame]
+
+    def offsets_local(self, frame: int) -> np.ndarray:
+        """Object-space secondary offsets (k, 3) of the render vertices at ``frame``."""
+        if frame < self.start or frame > self.end:
+            return np.zeros((len(self.character.rest), 3))
+        u = self.ensure_simulation().offsets(frame)
+        return u @ self.to_local[frame].T
+
+    def invalidate(self) -> None:
+        self.rig.clear()
+        self.to_local.clear()
+        self.simulation = None
+
+
+_SESSIONS: dict[int, Session] = {}
+
+
+def session_for(obj: bpy.types.Object) -> Session | None:
+    return _SESSIONS.get(obj.session_uid)
+
+
+def drop_session(obj: bpy.types.Object) -> None:
+    _SESSIONS.pop(obj.session_uid, None)
+
+
+def clear_sessions() -> None:
+    _SESSIONS.clear()
+
+
+def build_session(
+    obj: bpy.types.Object,
+    scene: bpy.types.Scene,
+    log: Callable[[str], None] | None = None,
+    frames: tuple[int, int] | None = None,
+) -> Session:
+    """Read the character and prepare (or load from cache) its subspace.
+
+    frames: the range to simulate (default: the object's settings).  Sets the
+    scene to the first frame while reading (the rest frame is the object's
+    transform there) and restores the frame after.
+    """
+    check_object(obj)
+    s = obj.skinmodes
+    start, end = frames if frames is not None else s.frame_range(scene)
+    if end < start:
+        raise SkinmodesError(f"the frame range {start}-{end} is empty; set the end frame after the start frame")
+    original = scene.frame_current
+    with busy():
+        try:
+            with outputs_muted(obj):
+                scene.frame_set(start)
+                inp, binding = read_character(obj, s, scene, start)
+        finally:
+            scene.frame_set(original)
+    cache = cache_folder(s)
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        writable = os.access(cache, os.W_OK)
+    except OSError:
+        writable = False
+    prepared = prepare_character(inp, subspace_settings(s), material_settings(s), cache_dir=cache if writable else None)
+    if log is not None:
+        for line in prepared.messages:
+            log(line)
+        if not writable:
+            log(f"cache folder {cache} is not writable; modes are not cached")
+    session = Session(
+        object_name=obj.name,
+        binding=binding,
+        character=inp,
+        prepared=prepared,
+        solver=solver_settings(s, scene),
+        start=start,
+        end=end,
+        geometry=geometry_fingerprint(obj),
+        snapshot=settings_snapshot(s),
+    )
+    _SESSIONS[obj.session_uid] = session
+    st = prepared.stats
+    s.stat_tets = int(st["tets"])
+    s.stat_vertices = int(st["vertices"])
+    s.stat_modes = int(st["modes"])
+    s.stat_clusters = int(st["clusters"])
+    s.stat_seconds = float(
+        st.get("tetrahedralize_s", 0)
+        + st.get("volume_weights_s", 0)
+        + st.get("subspace_s", 0)
+        + st.get("embedding_s", 0)
+    )
+    s.stat_mesher = prepared.tets.method
+    s.modes_key = prepared.key
+    return session
+
+
+def current_session(
+    obj: bpy.types.Object, scene: bpy.types.Scene, frames: tuple[int, int] | None = None
+) -> Session | None:
+    """The object's session if it still matches the mesh, settings and frame range, else None."""
+    session = session_for(obj)
+    if session is None:
+        return None
+    s = obj.skinmodes
+    want = frames if frames is not None else s.frame_range(scene)
+    if (
+        session.geometry != geometry_fingerprint(obj)
+        or session.solver != solver_settings(s, scene)
+        or (session.start, session.end) != tuple(want)
+        or session.snapshot != settings_snapshot(s)
+    ):
+        drop_session(obj)
+        return None
+    return session
+
+
+SNAPSHOT_FIELDS = (
+    "youngs_modulus",
+    "poisson_ratio",
+    "density",
+    "stiffness_group",
+    "density_group",
+    "leak_mode",
+    "leak_group",
+    "modes",
+    "clusters",
+    "target_tets",
+    "tet_method",
+    "loose_parts",
+    "cache_dir",
+)
+
+
+def settings_snapshot(s: object) -> tuple[object, ...]:
+    """Every setting that shapes the prepared character (not the solver's)."""
+    return tuple(getattr(s, name) for name in SNAPSHOT_FIELDS)
+
+
+def sample_range(session: Session, scene: bpy.types.Scene, frames: list[int]) -> None:
+    """Sample the rig at ``frames`` with one frame_set each, restoring the current frame."""
+    if not frames:
+        return
+    obj = bpy.data.objects[session.object_name]
+    original = scene.frame_current
+    with busy():
+        try:
+            with outputs_muted(obj):
+                for f in frames:
+                    scene.frame_set(f)
+                    session.record(f, bpy.context.evaluated_depsgraph_get())
+        finally:
+            scene.frame_set(original)

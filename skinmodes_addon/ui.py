@@ -1,0 +1,160 @@
+"""The Secondary Motion tab of the 3D Viewport's sidebar (N panel)."""
+
+from __future__ import annotations
+
+import bpy
+
+from . import preview
+from .character import armature_modifier
+
+
+class _Panel:
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = "Secondary Motion"
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        obj = context.active_object
+        return obj is not None and obj.type == "MESH"
+
+
+class SKINMODES_PT_main(_Panel, bpy.types.Panel):
+    bl_label = "Secondary Motion"
+    bl_idname = "SKINMODES_PT_main"
+
+    def draw(self, context: bpy.types.Context) -> None:
+        layout = self.layout
+        obj = context.active_object
+        mod = armature_modifier(obj)
+        if mod is None:
+            layout.label(text="Needs an Armature modifier", icon="ERROR")
+            layout.label(text="Parent to an armature (Ctrl+P)")
+            return
+        layout.label(text=f"Rig: {mod.object.name}", icon="ARMATURE_DATA")
+        err = preview.ERRORS.get(obj.session_uid)
+        if err:
+            box = layout.box()
+            box.label(text=err, icon="ERROR")
+
+
+class SKINMODES_PT_material(_Panel, bpy.types.Panel):
+    bl_label = "Material"
+    bl_parent_id = "SKINMODES_PT_main"
+
+    def draw(self, context: bpy.types.Context) -> None:
+        s = context.active_object.skinmodes
+        col = self.layout.column()
+        col.prop(s, "material_preset")
+        col.prop(s, "youngs_modulus", text="Stiffness (Pa)")
+        col.prop(s, "poisson_ratio")
+        col.prop(s, "density", text="Density (kg/m³)")
+        obj = context.active_object
+        col.prop_search(s, "stiffness_group", obj, "vertex_groups", text="Stiffness Mask")
+        col.prop_search(s, "density_group", obj, "vertex_groups", text="Density Mask")
+
+
+class SKINMODES_PT_leak(_Panel, bpy.types.Panel):
+    bl_label = "Momentum-Leak Mask"
+    bl_parent_id = "SKINMODES_PT_main"
+
+    def draw(self, context: bpy.types.Context) -> None:
+        obj = context.active_object
+        s = obj.skinmodes
+        col = self.layout.column()
+        col.prop(s, "leak_mode", expand=True)
+        if s.leak_mode == "GROUP":
+            col.prop_search(s, "leak_group", obj, "vertex_groups", text="Group")
+        col.operator("skinmodes.create_mask", icon="BRUSH_DATA")
+
+
+class SKINMODES_PT_subspace(_Panel, bpy.types.Panel):
+    bl_label = "Subspace"
+    bl_parent_id = "SKINMODES_PT_main"
+
+    def draw(self, context: bpy.types.Context) -> None:
+        s = context.active_object.skinmodes
+        col = self.layout.column()
+        col.prop(s, "modes")
+        col.prop(s, "clusters")
+        col.prop(s, "target_tets")
+        col.prop(s, "tet_method")
+        col.prop(s, "loose_parts")
+        col.operator("skinmodes.compute_modes", icon="MOD_PHYSICS")
+        if s.stat_modes:
+            box = col.box()
+            box.label(text=f"{s.stat_tets:,} tets, {s.stat_vertices:,} vertices ({s.stat_mesher})")
+            box.label(text=f"{s.stat_modes} modes, {s.stat_clusters} clusters, {s.stat_seconds:.1f} s")
+
+
+class SKINMODES_PT_simulation(_Panel, bpy.types.Panel):
+    bl_label = "Simulation"
+    bl_parent_id = "SKINMODES_PT_main"
+
+    def draw(self, context: bpy.types.Context) -> None:
+        s = context.active_object.skinmodes
+        col = self.layout.column()
+        col.prop(s, "substeps")
+        col.prop(s, "iterations")
+        col.prop(s, "damping")
+        col.prop(s, "use_scene_range")
+        row = col.row(align=True)
+        row.enabled = not s.use_scene_range
+        row.prop(s, "frame_start")
+        row.prop(s, "frame_end")
+
+
+class SKINMODES_PT_output(_Panel, bpy.types.Panel):
+    bl_label = "Output"
+    bl_parent_id = "SKINMODES_PT_main"
+
+    def draw(self, context: bpy.types.Context) -> None:
+        s = context.active_object.skinmodes
+        col = self.layout.column()
+        row = col.row()
+        row.enabled = not s.bake_kind
+        row.prop(s, "live_preview", icon="PLAY")
+        col.prop(s, "output")
+        col.prop(s, "cache_dir")
+        col.operator("skinmodes.bake", icon="RENDER_ANIMATION")
+        if s.bake_kind:
+            box = col.box()
+            what = "point cache" if s.bake_kind == "PC2" else "shape keys"
+            box.label(text=f"Baked {what}, frames {s.bake_start}-{s.bake_end}", icon="CHECKMARK")
+            if s.bake_file:
+                box.label(text=s.bake_file)
+            box.operator("skinmodes.clear_bake", icon="TRASH")
+
+
+class SKINMODES_PT_inspect(_Panel, bpy.types.Panel):
+    bl_label = "Inspect"
+    bl_parent_id = "SKINMODES_PT_main"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context: bpy.types.Context) -> None:
+        s = context.active_object.skinmodes
+        row = self.layout.row(align=True)
+        row.prop(s, "inspect_mode")
+        row.operator("skinmodes.show_mode", text="Show", icon="HIDE_OFF")
+        row.operator("skinmodes.hide_mode", text="", icon="X")
+
+
+CLASSES = (
+    SKINMODES_PT_main,
+    SKINMODES_PT_material,
+    SKINMODES_PT_leak,
+    SKINMODES_PT_subspace,
+    SKINMODES_PT_simulation,
+    SKINMODES_PT_output,
+    SKINMODES_PT_inspect,
+)
+
+
+def register() -> None:
+    for cls in CLASSES:
+        bpy.utils.register_class(cls)
+
+
+def unregister() -> None:
+    for cls in reversed(CLASSES):
+        bpy.utils.unregister_class(cls)

@@ -1,0 +1,60 @@
+"""The headless command: the documented exit codes and JSON summary, in a separate process."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def shot(addon, tmp_path):
+    import bpy
+    from creature import build_creature
+
+    obj, _ = build_creature(detail=12, frames=(1, 12))
+    obj.skinmodes.target_tets = 2000
+    obj.skinmodes.modes = 6
+    obj.skinmodes.clusters = 20
+    path = tmp_path / "shot.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    return path
+
+
+def run_cli(dev_zip, tmp_path, *args):
+    env = dict(os.environ, BLENDER_USER_RESOURCES=str(tmp_path / "profile"), OPENBLAS_NUM_THREADS="1")
+    cmd = [sys.executable, str(ROOT / "tools" / "skinmodes_cli.py"), "--install", str(dev_zip), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+
+
+def test_cli_bakes_a_saved_scene_and_prints_json(dev_zip, shot, tmp_path):
+    out = run_cli(
+        dev_zip, tmp_path, "bake", "--blend", str(shot), "--object", "Creature", "--frames", "1-12", "--output", "pc2"
+    )
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout.strip().splitlines()[-1])
+    assert summary["frames"] == [1, 12] and summary["frames_baked"] == 12
+    assert summary["output"] == "pc2" and summary["seconds"] > 0
+    assert Path(summary["files"][0]).exists() and summary["saved"] == str(shot)
+    # The saved file now plays the cache back; clearing it works from the CLI too.
+    out = run_cli(dev_zip, tmp_path, "clear", "--blend", str(shot), "--object", "Creature")
+    assert out.returncode == 0 and json.loads(out.stdout.strip().splitlines()[-1])["cleared"]
+
+
+def test_cli_errors_are_one_line_with_exit_code_1(dev_zip, shot, tmp_path):
+    out = run_cli(dev_zip, tmp_path, "bake", "--blend", str(shot), "--object", "Nobody")
+    assert out.returncode == 1
+    last = out.stderr.strip().splitlines()[-1]
+    assert last.startswith("skinmodes: error: no object named 'Nobody'")
+    out = run_cli(dev_zip, tmp_path, "bake", "--blend", str(shot), "--object", "Creature", "--frames", "9-3")
+    assert out.returncode == 1 and "frame range" in out.stderr.strip().splitlines()[-1]
+
+
+def test_cli_usage_errors_exit_2(dev_zip, shot, tmp_path):
+    out = run_cli(dev_zip, tmp_path, "bake", "--object", "Creature", "--output", "gif")
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines()[-1].startswith("skinmodes: usage error:")

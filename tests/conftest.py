@@ -22,5 +22,5 @@ _USER_RESOURCES = tempfile.mkdtemp(prefix="skinmodes-blender-user-")
 os.environ["BLENDER_USER_RESOURCES"] = _USER_RESOURCES
 
 
-def pytest_sessionfinish(session, exitstatus):  # noqa: ARG001 - pytest hook signature
+def pytest_sessionfinish(session, exitstatus):
     shutil.rmtree(_USER_RESOURCES, ignore_errors=True)

@@ -18,6 +18,8 @@ import bpy
 from .bake import BakeJob
 from .bake import clear_bake as _clear_bake
 from .core.errors import SkinmodesError
+from .props import scene_of
+from .props import settings as _settings
 from .session import build_session
 
 SETTABLE = {
@@ -44,7 +46,7 @@ SETTABLE = {
 
 def settings(obj: bpy.types.Object) -> Any:
     """The object's settings (a PropertyGroup saved with the .blend)."""
-    return obj.skinmodes
+    return _settings(obj)
 
 
 def configure(obj: bpy.types.Object, **values: Any) -> None:
@@ -52,7 +54,7 @@ def configure(obj: bpy.types.Object, **values: Any) -> None:
     unknown = sorted(set(values) - SETTABLE)
     if unknown:
         raise SkinmodesError(f"unknown setting(s) {', '.join(unknown)}; known: {', '.join(sorted(SETTABLE))}")
-    s = obj.skinmodes
+    s = _settings(obj)
     for name, value in values.items():
         if isinstance(value, str) and name in ("tet_method", "loose_parts", "material_preset", "leak_mode", "output"):
             value = value.upper()
@@ -61,7 +63,7 @@ def configure(obj: bpy.types.Object, **values: Any) -> None:
 
 def compute_modes(obj: bpy.types.Object, scene: bpy.types.Scene | None = None) -> dict[str, float]:
     """Tetrahedralise and compute the modes (or load them from the cache); returns the statistics."""
-    session = build_session(obj, scene or bpy.context.scene)
+    session = build_session(obj, scene or scene_of(bpy.context))
     return dict(session.prepared.stats)
 
 

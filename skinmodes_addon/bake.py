@@ -18,8 +18,9 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from pathlib import Path
+from typing import cast
 
 import bpy
 import numpy as np
@@ -27,6 +28,7 @@ import numpy as np
 from .character import evaluated_coordinates
 from .core.errors import CacheError, SkinmodesError
 from .core.pc2 import PC2Writer, check_writable
+from .props import scene_of, settings
 from .session import (
     CACHE_MODIFIER,
     SHAPE_KEY_PREFIX,
@@ -49,7 +51,7 @@ def pc2_path(obj: bpy.types.Object) -> tuple[str, Path]:
     """The point cache's relative (``//``) path stored in the modifier, and its absolute path."""
     if not bpy.data.filepath:
         raise SkinmodesError("save the .blend first: the point cache is written next to it (File > Save)")
-    folder = obj.skinmodes.cache_dir or "//skinmodes_cache/"
+    folder = settings(obj).cache_dir or "//skinmodes_cache/"
     rel = bpy.path.relpath(bpy.path.abspath(folder)) if not folder.startswith("//") else folder
     rel = rel.rstrip("/\\") + "/" + safe_name(obj.name) + ".pc2"
     return rel, Path(bpy.path.abspath(rel))
@@ -84,9 +86,9 @@ class BakeJob:
         output: str | None = None,
         frames: tuple[int, int] | None = None,
     ) -> None:
-        self.scene = context.scene
+        self.scene = scene_of(context)
         self.obj = obj
-        s = obj.skinmodes
+        s = settings(obj)
         self.output = (output or s.output).upper()
         if self.output not in OUTPUTS:
             raise SkinmodesError(f"unknown output '{output}'; use pc2 or shapekeys")
@@ -103,7 +105,7 @@ class BakeJob:
         self._offsets: dict[int, np.ndarray] = {}
         self._original_frame = self.scene.frame_current
         self._closed = False
-        self._gen: Iterator[float] | None = None
+        self._gen: Generator[float, None, None] | None = None
         # Refuse impossible requests before any heavy work.
         if self.output == "PC2":
             self.rel_path, self.abs_path = pc2_path(obj)
@@ -121,12 +123,12 @@ class BakeJob:
     def total(self) -> int:
         return self.end - self.start + 1
 
-    def steps(self) -> Iterator[float]:
+    def steps(self) -> Generator[float, None, None]:
         """Advance one frame per step; yields the fraction done (the generator is kept for :meth:`cancel`)."""
         self._gen = self._steps()
         return self._gen
 
-    def _steps(self) -> Iterator[float]:
+    def _steps(self) -> Generator[float, None, None]:
         t0 = time.perf_counter()
         frames = (self.start, self.end)
         session = current_session(self.obj, self.scene, frames)
@@ -190,7 +192,7 @@ class BakeJob:
         self._closed = True
         try:
             clear_bake(self.obj, delete_file=False)
-            s = self.obj.skinmodes
+            s = settings(self.obj)
             if self._writer is not None:
                 path = self._writer.commit()
                 self.files = [str(path)]
@@ -210,7 +212,7 @@ class BakeJob:
 
 def add_cache_modifier(obj: bpy.types.Object, rel_path: str, start: int) -> bpy.types.Modifier:
     """A Mesh Cache modifier playing the .pc2 back, last in the stack (pinned there when Blender can)."""
-    mod = obj.modifiers.new(CACHE_MODIFIER, "MESH_CACHE")
+    mod = cast(bpy.types.MeshCacheModifier, obj.modifiers.new(CACHE_MODIFIER, "MESH_CACHE"))
     mod.cache_format = "PC2"
     mod.filepath = rel_path
     mod.time_mode = "FRAME"
@@ -230,9 +232,9 @@ def write_shape_keys(obj: bpy.types.Object, session: Session, offsets: dict[int,
         obj.shape_key_add(name="Basis", from_mix=False)
     keys = obj.data.shape_keys
     basis = keys.reference_key
-    rest = np.empty(3 * len(obj.data.vertices))
-    basis.data.foreach_get("co", rest)
-    rest = rest.reshape(-1, 3)
+    flat = np.empty(3 * len(obj.data.vertices))
+    basis.data.foreach_get("co", flat)
+    rest = flat.reshape(-1, 3)
     if keys.animation_data is None:
         keys.animation_data_create()
     action = bpy.data.actions.new(f"{SHAPE_KEY_PREFIX}{safe_name(obj.name)}")
@@ -266,7 +268,7 @@ def _fcurves(action: bpy.types.Action) -> list[bpy.types.FCurve]:
 
 def clear_bake(obj: bpy.types.Object, delete_file: bool = True) -> None:
     """Remove skinmodes' bake from ``obj``: its modifier, shape keys, action and (optionally) file."""
-    s = obj.skinmodes
+    s = settings(obj)
     mod = obj.modifiers.get(CACHE_MODIFIER)
     if mod is not None:
         obj.modifiers.remove(mod)

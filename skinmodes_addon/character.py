@@ -19,12 +19,14 @@ through ``(unit * L(f))^-1``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import bpy
 import numpy as np
 
 from .core.errors import RigError, SkinmodesError
 from .core.pipeline import CharacterInput
+from .props import SkinmodesSettings
 
 # Blender's Armature modifier ignores vertices whose weights sum below this.
 BLENDER_MIN_CONTRIB = 1e-4
@@ -35,8 +37,10 @@ def armature_modifier(obj: bpy.types.Object) -> bpy.types.ArmatureModifier | Non
     if obj is None or obj.type != "MESH":
         return None
     for mod in obj.modifiers:
-        if mod.type == "ARMATURE" and mod.object is not None and mod.object.type == "ARMATURE":
-            return mod
+        if mod.type == "ARMATURE":
+            arm = cast(bpy.types.ArmatureModifier, mod)
+            if arm.object is not None and arm.object.type == "ARMATURE":
+                return arm
     return None
 
 
@@ -125,7 +129,7 @@ def matrix(m: object) -> np.ndarray:
 
 
 def read_character(
-    obj: bpy.types.Object, settings: object, scene: bpy.types.Scene, start_frame: int
+    obj: bpy.types.Object, settings: SkinmodesSettings, scene: bpy.types.Scene, start_frame: int
 ) -> tuple[CharacterInput, RigBinding]:
     """The character at rest as core input, plus how to sample its rig.
 
@@ -161,15 +165,15 @@ def read_character(
             raise SkinmodesError(f"vertex group '{name}' not found on '{obj.name}'; pick an existing group or clear it")
         return vertex_group_weights(obj, [name])[:, 0]
 
-    leak = group(s.leak_group) if s.leak_mode == "GROUP" else None  # type: ignore[attr-defined]
+    leak = group(s.leak_group) if s.leak_mode == "GROUP" else None
     inp = CharacterInput(
         rest=rest,
         faces=faces,
         bone_weights=W,
-        stiffness=group(s.stiffness_group),  # type: ignore[attr-defined]
+        stiffness=group(s.stiffness_group),
         density=group(s.density_group),
         leak=leak,
-    )  # type: ignore[attr-defined]
+    )
     return inp, RigBinding(armature=arm.name, bones=tuple(bones), root=root, rest_map=G, unit=unit)
 
 

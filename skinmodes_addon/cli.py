@@ -133,7 +133,8 @@ _HANDLE: list[object] = []
 
 def register() -> None:
     if hasattr(bpy.utils, "register_cli_command"):
-        _HANDLE.append(bpy.utils.register_cli_command("skinmodes", _cli_handler))
+        # The stub says None; Blender returns the handle unregister_cli_command needs.
+        _HANDLE.append(bpy.utils.register_cli_command("skinmodes", _cli_handler))  # type: ignore[func-returns-value]
 
 
 def unregister() -> None:

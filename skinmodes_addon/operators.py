@@ -12,13 +12,14 @@ from .bake import BakeJob, clear_bake
 from .character import armature_modifier
 from .core.embedding import interpolate
 from .core.errors import SkinmodesError
+from .props import active_mesh, scene_of, settings
 from .session import build_session, current_session
 
 MODE_ATTRIBUTE = "skinmodes_mode"
 
 
 def _skinned_mesh_poll(cls: type, context: bpy.types.Context) -> bool:
-    obj = context.active_object
+    obj = active_mesh(context)
     if obj is None or obj.type != "MESH" or context.mode != "OBJECT":
         cls.poll_message_set("Select a mesh in Object Mode")  # type: ignore[attr-defined]
         return False
@@ -40,10 +41,10 @@ class SKINMODES_OT_compute_modes(bpy.types.Operator):
         return _skinned_mesh_poll(cls, context)
 
     def execute(self, context: bpy.types.Context) -> set[str]:
-        obj = context.active_object
+        obj = active_mesh(context)
         context.window_manager.progress_begin(0, 1)
         try:
-            session = build_session(obj, context.scene, log=lambda m: self.report({"INFO"}, m))
+            session = build_session(obj, scene_of(context), log=lambda m: self.report({"INFO"}, m))
         except SkinmodesError as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
@@ -53,7 +54,7 @@ class SKINMODES_OT_compute_modes(bpy.types.Operator):
         self.report(
             {"INFO"},
             f"{int(st['tets'])} tets, {int(st['modes'])} modes, {int(st['clusters'])} clusters "
-            f"in {obj.skinmodes.stat_seconds:.1f} s ({session.prepared.tets.method})",
+            f"in {settings(obj).stat_seconds:.1f} s ({session.prepared.tets.method})",
         )
         return {"FINISHED"}
 
@@ -81,7 +82,7 @@ class SKINMODES_OT_bake(bpy.types.Operator):
 
     def _make_job(self, context: bpy.types.Context) -> BakeJob:
         out = None if self.output == "SETTINGS" else self.output
-        return BakeJob(context, context.active_object, output=out)
+        return BakeJob(context, active_mesh(context), output=out)
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         """Synchronous bake (headless, scripts)."""
@@ -164,12 +165,12 @@ class SKINMODES_OT_clear_bake(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
-        obj = context.active_object
-        return obj is not None and obj.type == "MESH" and bool(obj.skinmodes.bake_kind)
+        obj = active_mesh(context)
+        return obj is not None and obj.type == "MESH" and bool(settings(obj).bake_kind)
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         try:
-            clear_bake(context.active_object)
+            clear_bake(active_mesh(context))
         except SkinmodesError as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
@@ -177,10 +178,10 @@ class SKINMODES_OT_clear_bake(bpy.types.Operator):
 
 
 def _session(context: bpy.types.Context, op: bpy.types.Operator):
-    obj = context.active_object
-    session = current_session(obj, context.scene)
+    obj = active_mesh(context)
+    session = current_session(obj, scene_of(context))
     if session is None:
-        session = build_session(obj, context.scene, log=lambda m: op.report({"INFO"}, m))
+        session = build_session(obj, scene_of(context), log=lambda m: op.report({"INFO"}, m))
     return obj, session
 
 
@@ -204,7 +205,7 @@ class SKINMODES_OT_create_mask(bpy.types.Operator):
         prep = session.prepared
         # The leak mask says how freely each render vertex swings: 1 - d.
         free = np.clip(1.0 - interpolate(prep.embedding, prep.mesh.T, prep.leak), 0.0, 1.0)
-        s = obj.skinmodes
+        s = settings(obj)
         name = s.leak_group or "skinmodes_leak"
         vg = obj.vertex_groups.get(name) or obj.vertex_groups.new(name=name)
         # vertex_groups.add takes one weight per call: quantise to 8 bits (what weight
@@ -241,7 +242,7 @@ class SKINMODES_OT_show_mode(bpy.types.Operator):
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
         prep = session.prepared
-        k = min(obj.skinmodes.inspect_mode, prep.model.m - 1)
+        k = min(settings(obj).inspect_mode, prep.model.m - 1)
         w = interpolate(prep.embedding, prep.mesh.T, prep.model.weights[:, k])
         t = 0.5 + 0.5 * w / max(np.abs(w).max(), 1e-30)
         rgba = np.stack([t, 1.0 - np.abs(2 * t - 1.0), 1.0 - t, np.ones_like(t)], axis=1)
@@ -270,11 +271,11 @@ class SKINMODES_OT_hide_mode(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
-        obj = context.active_object
+        obj = active_mesh(context)
         return obj is not None and obj.type == "MESH" and obj.data.color_attributes.get(MODE_ATTRIBUTE) is not None
 
     def execute(self, context: bpy.types.Context) -> set[str]:
-        mesh = context.active_object.data
+        mesh = active_mesh(context).data
         mesh.color_attributes.remove(mesh.color_attributes[MODE_ATTRIBUTE])
         return {"FINISHED"}
 
@@ -287,13 +288,13 @@ class SKINMODES_OT_refresh_preview(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
-        obj = context.active_object
-        return obj is not None and obj.type == "MESH" and obj.skinmodes.live_preview
+        obj = active_mesh(context)
+        return obj is not None and obj.type == "MESH" and settings(obj).live_preview
 
     def execute(self, context: bpy.types.Context) -> set[str]:
-        obj = context.active_object
+        obj = active_mesh(context)
         try:
-            preview.refresh(obj, context.scene)
+            preview.refresh(obj, scene_of(context))
         except SkinmodesError as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}

@@ -16,12 +16,14 @@ outside the handler, on a timer).
 from __future__ import annotations
 
 import functools
+from typing import Any, cast
 
 import bpy
 import numpy as np
 from bpy.app.handlers import persistent
 
 from .core.errors import SkinmodesError
+from .props import SkinmodesSettings, scene_of, settings
 from .session import (
     OFFSET_ATTRIBUTE,
     PREVIEW_MODIFIER,
@@ -43,13 +45,13 @@ def offset_node_group() -> bpy.types.GeometryNodeTree:
     ng = bpy.data.node_groups.get(NODE_GROUP)
     if ng is not None and ng.bl_idname == "GeometryNodeTree":
         return ng
-    ng = bpy.data.node_groups.new(NODE_GROUP, "GeometryNodeTree")
+    ng = cast(bpy.types.GeometryNodeTree, bpy.data.node_groups.new(NODE_GROUP, "GeometryNodeTree"))  # type: ignore[arg-type]
     ng.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
     ng.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
     gin = ng.nodes.new("NodeGroupInput")
     gout = ng.nodes.new("NodeGroupOutput")
     setpos = ng.nodes.new("GeometryNodeSetPosition")
-    attr = ng.nodes.new("GeometryNodeInputNamedAttribute")
+    attr: Any = ng.nodes.new("GeometryNodeInputNamedAttribute")  # the stubs' node socket types are too narrow
     attr.data_type = "FLOAT_VECTOR"
     attr.inputs["Name"].default_value = OFFSET_ATTRIBUTE
     gin.location, attr.location, setpos.location, gout.location = (-400, 0), (-400, -150), (-150, 0), (100, 0)
@@ -65,7 +67,7 @@ def attach(obj: bpy.types.Object) -> None:
         mesh.attributes.new(OFFSET_ATTRIBUTE, "FLOAT_VECTOR", "POINT")
     mod = obj.modifiers.get(PREVIEW_MODIFIER)
     if mod is None:
-        mod = obj.modifiers.new(PREVIEW_MODIFIER, "NODES")
+        mod = cast(bpy.types.NodesModifier, obj.modifiers.new(PREVIEW_MODIFIER, "NODES"))
         mod.node_group = offset_node_group()
         if hasattr(mod, "use_pin_to_last"):
             mod.use_pin_to_last = True
@@ -93,7 +95,7 @@ def write_offsets(obj: bpy.types.Object, offsets: np.ndarray) -> None:
 
 
 def _preview_objects(scene: bpy.types.Scene) -> list[bpy.types.Object]:
-    return [o for o in scene.objects if o.type == "MESH" and o.skinmodes.live_preview]
+    return [o for o in scene.objects if o.type == "MESH" and settings(o).live_preview]
 
 
 def refresh(obj: bpy.types.Object, scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph | None = None) -> None:
@@ -128,9 +130,9 @@ def _schedule_resample(obj: bpy.types.Object) -> None:
 
 def _resample(uid: int) -> None:
     obj = next((o for o in bpy.data.objects if o.session_uid == uid), None)
-    scene = bpy.context.scene
+    scene = scene_of(bpy.context)
     session = session_for(obj) if obj is not None else None
-    if obj is None or session is None or not obj.skinmodes.live_preview:
+    if obj is None or session is None or not settings(obj).live_preview:
         return None
     try:
         sample_range(session, scene, session.missing_frames(session.end))
@@ -149,7 +151,7 @@ def on_frame_change(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph | Non
             refresh(obj, scene, depsgraph)
         except SkinmodesError as exc:
             ERRORS[obj.session_uid] = str(exc)
-            write_offsets(obj, np.zeros((len(obj.data.vertices), 3)))
+            write_offsets(obj, np.zeros((len(cast(bpy.types.Mesh, obj.data).vertices), 3)))
 
 
 @persistent
@@ -184,22 +186,22 @@ def on_load(_filepath: str = "") -> None:
     ERRORS.clear()
 
 
-def on_toggle(settings: object, context: bpy.types.Context) -> None:
+def on_toggle(group: SkinmodesSettings, context: bpy.types.Context) -> None:
     """Live Preview switched on or off from the panel (property update)."""
-    obj = settings.id_data  # type: ignore[attr-defined]
-    if not settings.live_preview:  # type: ignore[attr-defined]
+    obj = group.id_data
+    if not group.live_preview:
         detach(obj)
         return
-    if settings.bake_kind:  # type: ignore[attr-defined]
+    if group.bake_kind:
         ERRORS[obj.session_uid] = "this object has a bake; Clear Bake to preview again"
-        settings["live_preview"] = False
+        group["live_preview"] = False
         return
     attach(obj)
     try:
-        refresh(obj, context.scene)
+        refresh(obj, scene_of(context))
     except SkinmodesError as exc:
         ERRORS[obj.session_uid] = str(exc)
-        settings["live_preview"] = False
+        group["live_preview"] = False
         detach(obj)
 
 
@@ -221,5 +223,5 @@ def unregister() -> None:
         # Remove by name too: after a reload of the add-on the function objects differ.
         for h in list(handler_list):
             if h is fn or (getattr(h, "__module__", None) == fn.__module__ and h.__name__ == fn.__name__):
-                handler_list.remove(h)
+                handler_list.remove(h)  # type: ignore[arg-type]
     clear_sessions()

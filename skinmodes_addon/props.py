@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, PointerProperty, StringProperty
 
+from .core.errors import SkinmodesError
 from .core.materials import PRESETS
 
 OVERRIDE = {"LIBRARY_OVERRIDABLE"}
@@ -225,16 +228,36 @@ class SkinmodesSettings(bpy.types.PropertyGroup):
         return self.frame_start, self.frame_end
 
 
+def active_mesh(context: bpy.types.Context) -> bpy.types.Object:
+    """The active object (operators' poll() has checked it is a skinned mesh)."""
+    obj = context.active_object
+    if obj is None:
+        raise SkinmodesError("no active object; select the character's mesh")
+    return obj
+
+
+def scene_of(context: bpy.types.Context) -> bpy.types.Scene:
+    scene = context.scene
+    if scene is None:
+        raise SkinmodesError("no scene in this context")
+    return scene
+
+
+def settings(obj: bpy.types.Object) -> SkinmodesSettings:
+    """The skinmodes settings of ``obj`` (typed access to the dynamic ``Object.skinmodes``)."""
+    return cast(SkinmodesSettings, getattr(obj, "skinmodes"))  # noqa: B009 - registered at run time
+
+
 CLASSES = (SkinmodesSettings,)
 
 
 def register() -> None:
     for cls in CLASSES:
         bpy.utils.register_class(cls)
-    bpy.types.Object.skinmodes = PointerProperty(type=SkinmodesSettings, override=OVERRIDE)
+    bpy.types.Object.skinmodes = PointerProperty(type=SkinmodesSettings, override=OVERRIDE)  # type: ignore[attr-defined, func-returns-value, arg-type]
 
 
 def unregister() -> None:
-    del bpy.types.Object.skinmodes
+    del bpy.types.Object.skinmodes  # type: ignore[attr-defined]
     for cls in reversed(CLASSES):
         bpy.utils.unregister_class(cls)

@@ -30,6 +30,7 @@ from .core.pipeline import (
     SubspaceSettings,
     prepare_character,
 )
+from .props import SkinmodesSettings, settings
 
 # Names of the things skinmodes adds to a scene, so it only ever removes its own.
 CACHE_MODIFIER = "Skinmodes Cache"
@@ -38,37 +39,37 @@ OFFSET_ATTRIBUTE = "skinmodes_offset"
 SHAPE_KEY_PREFIX = "skinmodes."
 
 
-def subspace_settings(s: object) -> SubspaceSettings:
+def subspace_settings(s: SkinmodesSettings) -> SubspaceSettings:
     return SubspaceSettings(
         modes=s.modes,
         clusters=s.clusters,
-        target_tets=s.target_tets,  # type: ignore[attr-defined]
+        target_tets=s.target_tets,
         tet_method=s.tet_method.lower(),
         loose_parts=s.loose_parts.lower(),
-    )  # type: ignore[attr-defined]
+    )
 
 
-def material_settings(s: object) -> MaterialSettings:
+def material_settings(s: SkinmodesSettings) -> MaterialSettings:
     return MaterialSettings(
         youngs_modulus=s.youngs_modulus,
-        poisson_ratio=s.poisson_ratio,  # type: ignore[attr-defined]
+        poisson_ratio=s.poisson_ratio,
         density=s.density,
-    )  # type: ignore[attr-defined]
+    )
 
 
-def solver_settings(s: object, scene: bpy.types.Scene) -> SolverSettings:
+def solver_settings(s: SkinmodesSettings, scene: bpy.types.Scene) -> SolverSettings:
     fps = scene.render.fps / scene.render.fps_base
     return SolverSettings(
         fps=fps,
         substeps=s.substeps,
-        max_iterations=s.iterations,  # type: ignore[attr-defined]
+        max_iterations=s.iterations,
         damping=s.damping,
-    )  # type: ignore[attr-defined]
+    )
 
 
-def cache_folder(s: object) -> Path:
+def cache_folder(s: SkinmodesSettings) -> Path:
     """The subspace cache folder: the setting (``//`` is next to the .blend), or a temp folder if unsaved."""
-    raw = s.cache_dir or "//skinmodes_cache/"  # type: ignore[attr-defined]
+    raw = s.cache_dir or "//skinmodes_cache/"
     if raw.startswith("//") and not bpy.data.filepath:
         return Path(tempfile.gettempdir()) / "skinmodes_cache"
     return Path(bpy.path.abspath(raw))
@@ -207,7 +208,7 @@ def build_session(
     transform there) and restores the frame after.
     """
     check_object(obj)
-    s = obj.skinmodes
+    s = settings(obj)
     start, end = frames if frames is not None else s.frame_range(scene)
     if end < start:
         raise SkinmodesError(f"the frame range {start}-{end} is empty; set the end frame after the start frame")
@@ -266,7 +267,7 @@ def current_session(
     session = session_for(obj)
     if session is None:
         return None
-    s = obj.skinmodes
+    s = settings(obj)
     want = frames if frames is not None else s.frame_range(scene)
     if (
         session.geometry != geometry_fingerprint(obj)
@@ -296,7 +297,7 @@ SNAPSHOT_FIELDS = (
 )
 
 
-def settings_snapshot(s: object) -> tuple[object, ...]:
+def settings_snapshot(s: SkinmodesSettings) -> tuple[object, ...]:
     """Every setting that shapes the prepared character (not the solver's)."""
     return tuple(getattr(s, name) for name in SNAPSHOT_FIELDS)
 

@@ -6,6 +6,7 @@ import bpy
 
 from . import preview
 from .character import armature_modifier
+from .props import active_mesh, settings
 
 
 class _Panel:
@@ -25,7 +26,7 @@ class SKINMODES_PT_main(_Panel, bpy.types.Panel):
 
     def draw(self, context: bpy.types.Context) -> None:
         layout = self.layout
-        obj = context.active_object
+        obj = active_mesh(context)
         mod = armature_modifier(obj)
         if mod is None:
             layout.label(text="Needs an Armature modifier", icon="ERROR")
@@ -43,7 +44,7 @@ class SKINMODES_PT_material(_Panel, bpy.types.Panel):
     bl_parent_id = "SKINMODES_PT_main"
 
     def draw(self, context: bpy.types.Context) -> None:
-        s = context.active_object.skinmodes
+        s = settings(active_mesh(context))
         col = self.layout.column()
         col.prop(s, "material_preset")
         col.prop(s, "youngs_modulus", text="Stiffness (Pa)")
@@ -59,8 +60,8 @@ class SKINMODES_PT_leak(_Panel, bpy.types.Panel):
     bl_parent_id = "SKINMODES_PT_main"
 
     def draw(self, context: bpy.types.Context) -> None:
-        obj = context.active_object
-        s = obj.skinmodes
+        obj = active_mesh(context)
+        s = settings(obj)
         col = self.layout.column()
         col.prop(s, "leak_mode", expand=True)
         if s.leak_mode == "GROUP":
@@ -73,7 +74,7 @@ class SKINMODES_PT_subspace(_Panel, bpy.types.Panel):
     bl_parent_id = "SKINMODES_PT_main"
 
     def draw(self, context: bpy.types.Context) -> None:
-        s = context.active_object.skinmodes
+        s = settings(active_mesh(context))
         col = self.layout.column()
         col.prop(s, "modes")
         col.prop(s, "clusters")
@@ -92,7 +93,7 @@ class SKINMODES_PT_simulation(_Panel, bpy.types.Panel):
     bl_parent_id = "SKINMODES_PT_main"
 
     def draw(self, context: bpy.types.Context) -> None:
-        s = context.active_object.skinmodes
+        s = settings(active_mesh(context))
         col = self.layout.column()
         col.prop(s, "substeps")
         col.prop(s, "iterations")
@@ -109,7 +110,7 @@ class SKINMODES_PT_output(_Panel, bpy.types.Panel):
     bl_parent_id = "SKINMODES_PT_main"
 
     def draw(self, context: bpy.types.Context) -> None:
-        s = context.active_object.skinmodes
+        s = settings(active_mesh(context))
         col = self.layout.column()
         row = col.row()
         row.enabled = not s.bake_kind
@@ -132,7 +133,7 @@ class SKINMODES_PT_inspect(_Panel, bpy.types.Panel):
     bl_options = {"DEFAULT_CLOSED"}
 
     def draw(self, context: bpy.types.Context) -> None:
-        s = context.active_object.skinmodes
+        s = settings(active_mesh(context))
         row = self.layout.row(align=True)
         row.prop(s, "inspect_mode")
         row.operator("skinmodes.show_mode", text="Show", icon="HIDE_OFF")

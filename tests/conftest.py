@@ -8,6 +8,7 @@ folder that is removed when the session ends.
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import sys
@@ -24,3 +25,15 @@ os.environ["BLENDER_USER_RESOURCES"] = _USER_RESOURCES
 
 def pytest_sessionfinish(session, exitstatus):
     shutil.rmtree(_USER_RESOURCES, ignore_errors=True)
+    if "bpy" in sys.modules:
+        # The bpy 4.2 module segfaults while the interpreter tears it down once an
+        # extension has been installed (exit status 139 after every test passed).
+        # Leave with pytest's own status once everything has been reported.
+        code = int(exitstatus)
+
+        def _leave() -> None:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+
+        atexit.register(_leave)

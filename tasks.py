@@ -30,6 +30,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
 VENVS = ROOT / ".venvs"
+# scikit-sparse (the bench's CHOLMOD peer) compiles against SuiteSparse's headers.
+CHOLMOD_HEADER = Path("/usr/include/suitesparse/cholmod.h")
 
 # name -> (requirements file, what it is for)
 ENVIRONMENTS = {
@@ -60,7 +62,12 @@ def ensure_env(env: str) -> Path:
     """Create or refresh ``.venvs/<env>`` from its pinned requirements file."""
     req_rel, purpose = ENVIRONMENTS[env]
     req = ROOT / req_rel
-    digest = hashlib.sha256(req.read_bytes()).hexdigest()
+    extra = ROOT / req_rel.replace(".txt", ".nodeps.txt")
+    optional = ROOT / req_rel.replace(".txt", ".cholmod.txt")
+    with_cholmod = optional.exists() and CHOLMOD_HEADER.exists()
+    digest = hashlib.sha256(
+        b"".join(f.read_bytes() for f in (req, extra, optional) if f.exists()) + (b"+cholmod" if with_cholmod else b"")
+    ).hexdigest()
     home = VENVS / env
     stamp = home / ".requirements.sha256"
     if stamp.exists() and stamp.read_text().strip() == digest and _python(env).exists():
@@ -71,10 +78,13 @@ def ensure_env(env: str) -> Path:
     venv.EnvBuilder(with_pip=True, clear=True).create(home)
     pip = [str(_python(env)), "-m", "pip", "--disable-pip-version-check"]
     subprocess.run([*pip, "install", "-q", "-r", str(req)], check=True, cwd=ROOT)
-    extra = ROOT / (req_rel.replace(".txt", ".nodeps.txt"))
     if extra.exists():
         # Packages whose own metadata over-constrains (see the file's comments).
         subprocess.run([*pip, "install", "-q", "--no-deps", "-r", str(extra)], check=True, cwd=ROOT)
+    if with_cholmod:
+        subprocess.run([*pip, "install", "-q", "-r", str(optional)], check=True, cwd=ROOT)
+    elif optional.exists():
+        _say(f"skipping {optional.relative_to(ROOT)}: {CHOLMOD_HEADER} is missing (apt install libsuitesparse-dev)")
     stamp.write_text(digest + "\n")
     return _python(env)
 
@@ -94,7 +104,19 @@ def _run(cmd: list[str], env_vars: dict[str, str] | None = None) -> int:
 
 def cmd_pytest(args: list[str]) -> int:
     py = ensure_env("main")
-    return _run([str(py), "-m", "pytest", *args])
+    return _run([str(py), "-m", "pytest", *args], _peer_env())
+
+
+def _peer_env() -> dict[str, str]:
+    """Point the peer cross-checks and the quick bench at the bench-only environment."""
+    if os.environ.get("SKINMODES_NO_PEERS"):
+        return {}
+    try:
+        return {"SKINMODES_BENCH_PEER_PYTHON": str(ensure_env("bench"))}
+    except subprocess.CalledProcessError as exc:
+        # The peers come from PyPI; without them their cross-checks skip and say why.
+        _say(f"WARNING: could not create .venvs/bench ({exc}); the peer cross-checks will be skipped")
+        return {}
 
 
 def cmd_lane42(args: list[str]) -> int:
@@ -135,9 +157,7 @@ def cmd_demo(args: list[str]) -> int:
 
 def cmd_bench(args: list[str]) -> int:
     py = ensure_env("main")
-    peers = ensure_env("bench") if "--quick" not in args else None
-    extra = {"SKINMODES_BENCH_PEER_PYTHON": str(peers)} if peers else {}
-    return _run([str(py), "-m", "bench", *args], extra)
+    return _run([str(py), "-m", "bench", *args], _peer_env())
 
 
 def cmd_test(args: list[str]) -> int:

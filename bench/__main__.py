@@ -1,0 +1,98 @@
+"""The benchmark suite: ``python3.11 tasks.py bench [--quick] [--full] [--only a,b] [--out DIR]``.
+
+Runs every section in one process, one after the other, so that ratios are
+measured side by side, and writes ``results.json`` (machine, versions, every
+figure with median/min/max/repeats) and ``REPORT.md`` (tables, plots, and a
+plain statement of where we are behind a peer or target) into ``--out``
+(default ``bench/``; ``--quick`` defaults to ``bench/quick/``, which git
+ignores).  ``--full`` adds Table 1's 104k-vertex displacement baseline (about
+ten more minutes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+from datetime import UTC, datetime
+from pathlib import Path
+
+from . import accuracy, in_blender, meshing, scaling, side_by_side, table1
+from .common import BENCH, Context, jsonable, machine_info, write_json
+from .report import write_report
+
+SECTIONS = {
+    "scaling": scaling.run,
+    "accuracy": accuracy.run,
+    "peers": side_by_side.run,
+    "table1": table1.run,
+    "meshing": meshing.run,
+    "blender": in_blender.run,  # last: it imports bpy into this process
+}
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="tiny sizes: checks that every section still runs")
+    ap.add_argument("--full", action="store_true", help="include the 104k-vertex displacement baseline")
+    ap.add_argument("--only", default="", help="comma-separated sections: " + ",".join(SECTIONS))
+    ap.add_argument("--out", type=Path, default=None, help="output folder")
+    args = ap.parse_args(argv)
+    only = [s for s in args.only.split(",") if s]
+    unknown = sorted(set(only) - set(SECTIONS))
+    if unknown:
+        ap.error(f"unknown section(s) {', '.join(unknown)}")
+    out = args.out or (BENCH / "quick" if args.quick else BENCH)
+    out.mkdir(parents=True, exist_ok=True)
+    ctx = Context(
+        quick=args.quick,
+        out=out,
+        peer_python=os.environ.get("SKINMODES_BENCH_PEER_PYTHON") or None,
+        log=lambda s: print(s, flush=True),
+    )
+    started = time.perf_counter()
+    results: dict = {
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "command": "python3.11 tasks.py bench" + "".join(f" {a}" for a in argv),
+        "quick": args.quick,
+        "machine": machine_info(),
+        "sections": {},
+        "section_seconds": {},
+        "errors": {},
+    }
+    for name, fn in SECTIONS.items():
+        if only and name not in only:
+            continue
+        print(f"[bench] {name}", flush=True)
+        t0 = time.perf_counter()
+        try:
+            results["sections"][name] = fn(ctx, full=args.full) if name == "table1" else fn(ctx)
+        except Exception as exc:  # one broken section must not hide the others' figures
+            traceback.print_exc()
+            results["errors"][name] = f"{type(exc).__name__}: {exc}"
+        results["section_seconds"][name] = time.perf_counter() - t0
+        results["total_seconds"] = time.perf_counter() - started
+        results["plots"] = ctx.plots
+        write_json(out / "results.json", results)  # after every section: a crash keeps what was measured
+    write_report(out / "REPORT.md", jsonable(results))
+    print(f"[bench] wrote {out / 'results.json'} and {out / 'REPORT.md'} in {results['total_seconds']:.0f} s")
+    return 1 if results["errors"] else 0
+
+
+if __name__ == "__main__":
+    # bpy reads this when first imported (the meshing and Blender sections
+    # import it): a throw-away profile keeps the user's Blender config untouched.
+    profile = tempfile.mkdtemp(prefix="skinmodes-bench-profile-")
+    os.environ["BLENDER_USER_RESOURCES"] = profile
+    try:
+        rc = main(sys.argv[1:])
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # bpy (imported by the Blender section) can crash in its own teardown; our work is written.
+    os._exit(rc)

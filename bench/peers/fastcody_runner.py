@@ -1,0 +1,124 @@
+"""Run the paper authors' C++ simulator (fast-cody's fast_cd_pyb) on given inputs.
+
+Run with the bench-only interpreter (.venvs/bench):
+
+    python bench/peers/fastcody_runner.py IN.npz OUT.npz [--subspace]
+
+IN.npz (arrays only): X (n,3), T (t,4), W (n,m) skinning weights, labels (t,),
+Wrig (n,b) rig weights, P (s+1, 12b) rig parameters per step in skinmodes'
+convention (p[12 b + 4 i + k] = A_b[i, k]), mu (ours: energy mu ||F - R||^2
+per volume), rho, h, iters.  OUT.npz: U (s, n, 3) secondary displacement per
+step, interleaved like skinmodes.  Prints one JSON line: step timing (median,
+min, max over a timed loop with 1 BLAS thread) and, with --subspace,
+fast-cody's own subspace construction time for the same mesh and rig.
+
+Conventions translated here: fast-cody stacks xyz blocks ([x_1..x_n, y_1..y_n,
+z_1..z_n]), its rig vector is p[r * 4b + 4 bone + c], its ARAP energy is
+mu/2 vol ||F - R||^2 (so it gets 2 mu), and its C++ solver object must stay
+alive between steps.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import types
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def stacked_lbs(X: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """fast-cody's LBS Jacobian layout: kron(I3, (W (x) 1_4^T) . (1^T (x) [X 1]))."""
+    n, k = W.shape
+    X1 = np.hstack([X, np.ones((n, 1))])
+    inner = np.kron(W, np.ones((1, 4))) * np.kron(np.ones((1, k)), X1)
+    return np.kron(np.eye(3), inner)
+
+
+def to_fastcody_p(p: np.ndarray, bones: int) -> np.ndarray:
+    """skinmodes p[12 b + 4 i + k] -> fast-cody p[i * 4B + 4 b + k]."""
+    A = p.reshape(bones, 3, 4)
+    return A.transpose(1, 0, 2).reshape(-1, 1)
+
+
+def main(argv: list[str]) -> int:
+    src, dst = argv[0], argv[1]
+    d = np.load(src)
+    X, T, W, labels, Wr = d["X"], d["T"].astype(np.int64), d["W"], d["labels"].astype(np.int64), d["Wrig"]
+    P, mu, rho, h, iters = d["P"], float(d["mu"]), float(d["rho"]), float(d["h"]), int(d["iters"])
+    n, b = len(X), Wr.shape[1]
+    import fast_cd_pyb as fcd
+
+    B = stacked_lbs(X, W)
+    J = sp.csc_matrix(stacked_lbs(X, Wr))
+    solver_params = fcd.local_global_solver_params(False, iters, 0.0)
+    Aeq = sp.csc_matrix((0, 0))
+    params = fcd.fast_cd_arap_sim_params(
+        X, T.astype(np.int32), B, labels.astype(np.int32)[:, None], J, Aeq, 2.0 * mu, h, rho
+    )
+    t0 = time.perf_counter()
+    sim = fcd.fast_cd_arap_sim("", params, solver_params, False, False)
+    precompute_s = time.perf_counter() - t0
+    z = np.zeros((B.shape[1], 1))
+    p0 = to_fastcody_p(P[0], b)
+    # Rig at rest velocity matching skinmodes' initial state (p_prev = 2 p0 - p1 there).
+    p_prev = 2.0 * p0 - to_fastcody_p(P[1], b) if len(P) > 1 else p0
+    state = fcd.cd_sim_state(z, z.copy(), p0, p_prev)
+    U, times = [], []
+    for s in range(1, len(P)):
+        p = to_fastcody_p(P[s], b)
+        t0 = time.perf_counter()
+        z_next = sim.step(state.z_curr, p, state, np.zeros_like(z), np.zeros((0, 1)))[:, None]
+        times.append(time.perf_counter() - t0)
+        state.z_prev = state.z_curr.copy()
+        state.p_prev = state.p_curr.copy()
+        state.z_curr = z_next.copy()
+        state.p_curr = p.copy()
+        u = (B @ z_next).reshape(3, n).T  # stacked -> interleaved
+        U.append(u)
+    np.savez(dst, U=np.asarray(U))
+    out = {
+        "step_median_s": float(np.median(times)),
+        "step_min_s": float(np.min(times)),
+        "step_max_s": float(np.max(times)),
+        "steps": len(times),
+        "precompute_s": precompute_s,
+    }
+    if "--subspace" in argv:
+        out["subspace_s"] = subspace_time(X, T, Wr, W.shape[1], int(labels.max()) + 1)
+    print(json.dumps(out))
+    return 0
+
+
+def subspace_time(X: np.ndarray, T: np.ndarray, Wr: np.ndarray, modes: int, clusters: int) -> float:
+    """fast-cody's own pipeline from its rig-animation app: constraint, modes, clusters."""
+    # fast_cody's package __init__ imports its viewers and face-tracking app,
+    # which need polyscope, mediapipe and OpenCV; the functions timed here use
+    # none of them, so empty stand-ins keep those GUI stacks out of the env.
+    for name in ("mediapipe", "cv2", "polyscope", "polyscope.imgui"):
+        sys.modules.setdefault(name, types.ModuleType(name))
+    sys.modules["polyscope"].imgui = sys.modules["polyscope.imgui"]  # type: ignore[attr-defined]
+    import fast_cody as fc
+    import igl
+
+    if not hasattr(igl, "_skinmodes_wrapped"):
+        fc_bf = igl.boundary_facets
+
+        def boundary_facets(T_):  # libigl >= 2.6 returns a tuple; fast-cody wants the faces
+            out = fc_bf(T_)
+            return out[0] if isinstance(out, tuple) else out
+
+        igl.boundary_facets = boundary_facets
+        igl._skinmodes_wrapped = True
+    t0 = time.perf_counter()
+    J = fc.lbs_jacobian(X, Wr)
+    C = fc.complementary_constraint_matrix(X, T, J, dt=1e-3)
+    C2 = fc.lbs_weight_space_constraint(X, C)
+    fc.skinning_subspace(X, T, modes, clusters, C=C2, constraint_enforcement="optimal")
+    return time.perf_counter() - t0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

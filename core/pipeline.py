@@ -220,7 +220,8 @@ def prepare_character(
     render_w = interpolate(emb, mesh.T, model.weights)
     if tet.skipped_vertices is not None and len(tet.skipped_vertices) == len(rest):
         render_w[tet.skipped_vertices] = 0.0  # skipped loose parts follow the rig only
-    rec = Reconstructor(model, render_w, rest)
+    # float32: the render positions it adds to are float32 in Blender and in .pc2 files.
+    rec = Reconstructor(model, render_w, rest, dtype=np.float32)
     stats["embedding_s"] = time.perf_counter() - t0
     stats.update(vertices=float(mesh.n), tets=float(mesh.t), modes=float(model.m), clusters=float(model.r))
     return PreparedCharacter(
@@ -296,7 +297,7 @@ class FrameSimulation:
     def offsets(self, frame: int) -> np.ndarray:
         """World-space secondary displacement (k, 3) of the render vertices at ``frame`` (0 outside the range)."""
         if frame < self.start or frame > self.end:
-            return np.zeros((self.prepared.reconstructor.count, 3))
+            return np.zeros((self.prepared.reconstructor.count, 3), dtype=self.prepared.reconstructor.basis.dtype)
         return self.prepared.reconstructor.displacement(self.state(frame).z)
 
     def invalidate_after(self, frame: int) -> None:

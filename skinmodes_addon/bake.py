@@ -144,12 +144,12 @@ class BakeJob:
         )
         sim = session.ensure_simulation()
         depsgraph = bpy.context.evaluated_depsgraph_get()
-        buf = np.empty(3 * k)
+        buf = np.empty(3 * k, dtype=np.float32)
         with busy(), outputs_muted(self.obj):
             for f in range(self.start, self.end + 1):
                 self.scene.frame_set(f)
                 session.record(f, depsgraph)
-                offsets = sim.offsets(f) @ session.to_local[f].T
+                offsets = sim.offsets(f) @ session.to_local[f].T.astype(np.float32)
                 if self._writer is not None:
                     self._writer.write(evaluated_coordinates(self.obj, depsgraph, buf) + offsets)
                 else:

@@ -108,12 +108,28 @@ def vertex_group_weights(obj: bpy.types.Object, names: list[str]) -> np.ndarray:
     return out
 
 
+def vertex_positions(mesh: bpy.types.Mesh, out: np.ndarray | None = None) -> np.ndarray:
+    """Vertex positions (k, 3) float32, as Blender stores them.
+
+    Read through the "position" attribute: for a float32 buffer that is one
+    memory copy (about 5 us for 10k vertices), where ``vertices.foreach_get("co")``
+    goes element by element (about 1 ms into float64).
+    """
+    k = len(mesh.vertices)
+    if out is None or out.size != 3 * k or out.dtype != np.float32:
+        out = np.empty(3 * k, dtype=np.float32)
+    flat = out.reshape(-1)
+    attr = mesh.attributes.get("position")
+    if attr is not None and attr.data_type == "FLOAT_VECTOR" and attr.domain == "POINT" and len(attr.data) == k:
+        attr.data.foreach_get("vector", flat)
+    else:
+        mesh.vertices.foreach_get("co", flat)
+    return out.reshape(-1, 3)
+
+
 def rest_coordinates(obj: bpy.types.Object) -> np.ndarray:
-    """Object-space rest positions of the mesh vertices (k, 3)."""
-    mesh = obj.data
-    co = np.empty(len(mesh.vertices) * 3)
-    mesh.vertices.foreach_get("co", co)
-    return co.reshape(-1, 3)
+    """Object-space rest positions of the mesh vertices (k, 3), float64 (exact copies of the float32 data)."""
+    return vertex_positions(obj.data).astype(np.float64)
 
 
 def triangles(obj: bpy.types.Object) -> np.ndarray:
@@ -211,10 +227,5 @@ def sample_rig(
 def evaluated_coordinates(
     obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph, out: np.ndarray | None = None
 ) -> np.ndarray:
-    """Object-space positions (k, 3) of the evaluated mesh (after its modifier stack)."""
-    mesh = obj.evaluated_get(depsgraph).data
-    k = len(mesh.vertices)
-    if out is None or out.size != 3 * k:
-        out = np.empty(3 * k)
-    mesh.vertices.foreach_get("co", out.reshape(-1))
-    return out.reshape(-1, 3)
+    """Object-space positions (k, 3) float32 of the evaluated mesh (after its modifier stack)."""
+    return vertex_positions(obj.evaluated_get(depsgraph).data, out)

@@ -1,4 +1,4 @@
-"""Live preview while scrubbing: a persistent frame-change handler.
+"""Live preview while scrubbing: persistent frame-change handlers.
 
 The preview never touches the rest mesh.  The secondary offsets of the
 current frame are written to a point attribute (``skinmodes_offset``), and a
@@ -7,8 +7,11 @@ deformed positions.  Any frame, reached forwards, backwards or by jumping,
 shows the state the bake would write for it: both ask the session's
 FrameSimulation, which simulates forward from the nearest cached state.
 
-The rig is sampled once per frame of the range when the preview is turned
-on; afterwards each frame's sample is checked as the frame is shown, and
+The offsets are written before the frame is evaluated (frame_change_pre),
+so they cost no second evaluation of the object; after it (frame_change_post)
+the frame's rig is compared with its sample and only a changed pose is
+re-shown.  The rig is sampled once per frame of the range when the preview
+is turned on; afterwards each frame's sample is checked as the frame is shown, and
 edits to actions or the armature drop the samples (they are taken again,
 outside the handler, on a timer).
 """
@@ -38,6 +41,8 @@ from .session import (
 NODE_GROUP = "Skinmodes Offset"
 # Last error per object, shown in the panel (handlers cannot report).
 ERRORS: dict[int, str] = {}
+# Per object: the (frame, session key) whose offsets the pre-frame handler wrote.
+SHOWN: dict[int, tuple[int, str]] = {}
 
 
 def offset_node_group() -> bpy.types.GeometryNodeTree:
@@ -98,8 +103,34 @@ def _preview_objects(scene: bpy.types.Scene) -> list[bpy.types.Object]:
     return [o for o in scene.objects if o.type == "MESH" and settings(o).live_preview]
 
 
+def show_sampled_frame(obj: bpy.types.Object, scene: bpy.types.Scene) -> bool:
+    """Before the frame is evaluated: write its offsets if its rig is already sampled.
+
+    Written before evaluation, the offsets ride along with the frame's own
+    depsgraph update; written after it (frame_change_post), they tag the mesh
+    and Blender evaluates the object a second time.  Returns True if written.
+    """
+    session = current_session(obj, scene)
+    f = scene.frame_current
+    if session is None or not (session.start <= f <= session.end) or session.missing_frames(f):
+        return False
+    write_offsets(obj, session.offsets_local(f))
+    SHOWN[obj.session_uid] = (f, session.key)
+    return True
+
+
 def refresh(obj: bpy.types.Object, scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph | None = None) -> None:
     """Show the secondary motion of the current frame on ``obj``."""
+    shown = SHOWN.pop(obj.session_uid, None)
+    session = session_for(obj)
+    if (
+        shown is not None
+        and session is not None
+        and depsgraph is not None
+        and shown == (scene.frame_current, session.key)  # nothing can edit the mesh between pre and post
+        and not session.record(scene.frame_current, depsgraph)
+    ):
+        return  # the pre-frame handler showed this frame, and the rig is as sampled
     session = current_session(obj, scene)
     if session is None:
         session = build_session(obj, scene)
@@ -140,6 +171,17 @@ def _resample(uid: int) -> None:
     except SkinmodesError as exc:
         ERRORS[uid] = str(exc)
     return None
+
+
+@persistent
+def on_frame_change_pre(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph | None = None) -> None:
+    if is_busy():
+        return
+    for obj in _preview_objects(scene):
+        try:
+            show_sampled_frame(obj, scene)
+        except SkinmodesError:
+            SHOWN.pop(obj.session_uid, None)  # the post handler reports it
 
 
 @persistent
@@ -184,6 +226,7 @@ def on_load(_filepath: str = "") -> None:
     # Sessions belong to the previous file; previews rebuild on the next frame change.
     clear_sessions()
     ERRORS.clear()
+    SHOWN.clear()
 
 
 def on_toggle(group: SkinmodesSettings, context: bpy.types.Context) -> None:
@@ -206,6 +249,7 @@ def on_toggle(group: SkinmodesSettings, context: bpy.types.Context) -> None:
 
 
 HANDLERS = (
+    (bpy.app.handlers.frame_change_pre, on_frame_change_pre),
     (bpy.app.handlers.frame_change_post, on_frame_change),
     (bpy.app.handlers.depsgraph_update_post, on_depsgraph_update),
     (bpy.app.handlers.load_post, on_load),

@@ -19,7 +19,7 @@ from pathlib import Path
 import bpy
 import numpy as np
 
-from .character import RigBinding, check_object, read_character, rest_coordinates, sample_rig
+from .character import RigBinding, check_object, read_character, sample_rig, vertex_positions
 from .core.errors import SkinmodesError
 from .core.pipeline import (
     CharacterInput,
@@ -75,11 +75,25 @@ def cache_folder(s: SkinmodesSettings) -> Path:
     return Path(bpy.path.abspath(raw))
 
 
-def geometry_fingerprint(obj: bpy.types.Object) -> str:
-    """A cheap hash of the rest mesh: vertex positions and triangle indices."""
-    h = hashlib.sha1(rest_coordinates(obj).tobytes())
-    h.update(np.int64(len(obj.data.polygons)).tobytes())
-    return h.hexdigest()
+@dataclass(frozen=True)
+class Geometry:
+    """The rest mesh as the session saw it: float32 positions (k, 3) and the face count."""
+
+    positions: np.ndarray
+    faces: int
+
+    @classmethod
+    def of(cls, obj: bpy.types.Object) -> Geometry:
+        return cls(vertex_positions(obj.data), len(obj.data.polygons))
+
+    def matches(self, obj: bpy.types.Object) -> bool:
+        """Same mesh?  Checked on every previewed frame: one copy and one compare (~20 us at 10k vertices)."""
+        mesh = obj.data
+        return (
+            len(mesh.polygons) == self.faces
+            and len(mesh.vertices) == len(self.positions)
+            and np.array_equal(vertex_positions(mesh), self.positions)
+        )
 
 
 _BUSY = [0]
@@ -131,7 +145,7 @@ class Session:
     solver: SolverSettings
     start: int
     end: int
-    geometry: str
+    geometry: Geometry
     snapshot: tuple[object, ...] = ()
     rig: dict[int, np.ndarray] = field(default_factory=dict)
     to_local: dict[int, np.ndarray] = field(default_factory=dict)
@@ -144,15 +158,18 @@ class Session:
         h.update(repr((self.solver, self.start, self.end)).encode())
         return h.hexdigest()
 
-    def record(self, frame: int, depsgraph: bpy.types.Depsgraph) -> None:
-        """Store the rig of the depsgraph's (current) frame."""
+    def record(self, frame: int, depsgraph: bpy.types.Depsgraph) -> bool:
+        """Store the rig of the depsgraph's (current) frame; True if it differs from the stored sample."""
         obj = bpy.data.objects[self.object_name]
         p, to_local = sample_rig(obj, self.binding, depsgraph)
         old = self.rig.get(frame)
+        old_local = self.to_local.get(frame)
         self.rig[frame] = p
         self.to_local[frame] = to_local
-        if old is not None and self.simulation is not None and not np.array_equal(old, p):
+        changed = old is None or not np.array_equal(old, p)
+        if old is not None and changed and self.simulation is not None:
             self.simulation.invalidate_after(frame - 1)
+        return changed or old_local is None or not np.array_equal(old_local, to_local)
 
     def missing_frames(self, upto: int) -> list[int]:
         return [f for f in range(self.start, min(upto, self.end) + 1) if f not in self.rig]
@@ -172,7 +189,7 @@ class Session:
         if frame < self.start or frame > self.end:
             return np.zeros((len(self.character.rest), 3))
         u = self.ensure_simulation().offsets(frame)
-        return u @ self.to_local[frame].T
+        return u @ self.to_local[frame].T.astype(np.float32)
 
     def invalidate(self) -> None:
         self.rig.clear()
@@ -240,7 +257,7 @@ def build_session(
         solver=solver_settings(s, scene),
         start=start,
         end=end,
-        geometry=geometry_fingerprint(obj),
+        geometry=Geometry.of(obj),
         snapshot=settings_snapshot(s),
     )
     _SESSIONS[obj.session_uid] = session
@@ -270,7 +287,7 @@ def current_session(
     s = settings(obj)
     want = frames if frames is not None else s.frame_range(scene)
     if (
-        session.geometry != geometry_fingerprint(obj)
+        not session.geometry.matches(obj)
         or session.solver != solver_settings(s, scene)
         or (session.start, session.end) != tuple(want)
         or session.snapshot != settings_snapshot(s)

@@ -12,6 +12,7 @@ ten more minutes).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sys
@@ -23,7 +24,7 @@ from pathlib import Path
 
 from . import accuracy, in_blender, meshing, scaling, side_by_side, table1
 from .common import BENCH, Context, jsonable, machine_info, write_json
-from .report import write_report
+from .report import update_readme, write_report
 
 SECTIONS = {
     "scaling": scaling.run,
@@ -41,7 +42,15 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--full", action="store_true", help="include the 104k-vertex displacement baseline")
     ap.add_argument("--only", default="", help="comma-separated sections: " + ",".join(SECTIONS))
     ap.add_argument("--out", type=Path, default=None, help="output folder")
+    ap.add_argument("--report-only", action="store_true", help="re-render REPORT.md from results.json in --out")
     args = ap.parse_args(argv)
+    if args.report_only:
+        out = args.out or BENCH
+        res = json.loads((out / "results.json").read_text())
+        write_report(out / "REPORT.md", res)
+        if out == BENCH and not res.get("quick") and set(res["sections"]) == set(SECTIONS) and not res.get("errors"):
+            update_readme(BENCH.parent / "README.md", res)
+        return 0
     only = [s for s in args.only.split(",") if s]
     unknown = sorted(set(only) - set(SECTIONS))
     if unknown:
@@ -55,6 +64,12 @@ def main(argv: list[str]) -> int:
         log=lambda s: print(s, flush=True),
     )
     started = time.perf_counter()
+    previous: dict = {}
+    if only and (out / "results.json").exists():
+        # Re-running some sections keeps the others' figures (each section says when it ran).
+        previous = json.loads((out / "results.json").read_text())
+        if previous.get("quick") != args.quick:
+            previous = {}
     results: dict = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "command": "python3.11 tasks.py bench" + "".join(f" {a}" for a in argv),
@@ -64,9 +79,14 @@ def main(argv: list[str]) -> int:
         "section_seconds": {},
         "errors": {},
     }
+    for key in ("sections", "section_seconds", "section_dates"):
+        results.setdefault(key, {}).update(previous.get(key, {}))
+    if previous:
+        results["command"] = previous["command"] + "; then " + results["command"]
     for name, fn in SECTIONS.items():
         if only and name not in only:
             continue
+        results["section_dates"][name] = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
         print(f"[bench] {name}", flush=True)
         t0 = time.perf_counter()
         try:
@@ -76,9 +96,11 @@ def main(argv: list[str]) -> int:
             results["errors"][name] = f"{type(exc).__name__}: {exc}"
         results["section_seconds"][name] = time.perf_counter() - t0
         results["total_seconds"] = time.perf_counter() - started
-        results["plots"] = ctx.plots
+        results["plots"] = sorted(set(previous.get("plots", [])) | set(ctx.plots))
         write_json(out / "results.json", results)  # after every section: a crash keeps what was measured
     write_report(out / "REPORT.md", jsonable(results))
+    if out == BENCH and not args.quick and set(results["sections"]) == set(SECTIONS) and not results["errors"]:
+        update_readme(BENCH.parent / "README.md", jsonable(results))
     print(f"[bench] wrote {out / 'results.json'} and {out / 'REPORT.md'} in {results['total_seconds']:.0f} s")
     return 1 if results["errors"] else 0
 

@@ -1,7 +1,7 @@
 """Mesh preparation: tetrahedralising a production-sized character surface.
 
 The demo creature's surface (belly, tail and two eyes: four closed parts that
-overlap, the way characters are modelled) at about 50k triangles, meshed with
+overlap, the way characters are modelled) at about 73k triangles, meshed with
 fTetWild (wildmeshing, the default) and with the lattice fallback, at the
 add-on's default target of 15k tets and at 40k.
 """

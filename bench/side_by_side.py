@@ -82,6 +82,7 @@ def run(ctx: Context) -> dict:
                 iters=ITERS,
             )
             fc = run_peer(ctx.peer_python, "fastcody_runner.py", str(src), str(dst), "--subspace", timeout=3600)
+            sk_step = _simkit_step(ctx, scene, mat, model, P, tmp)
             U_fc = np.load(dst)["U"]
             sk = _simkit(ctx, scene, mat, model, tmp)
         extent = float(np.ptp(scene.mesh.X, axis=0).max())
@@ -99,6 +100,8 @@ def run(ctx: Context) -> dict:
             "subspace_ours_breakdown_s": model.timings,
             "subspace_fastcody_s": fc.get("subspace_s"),
             "precompute_fastcody_s": fc.get("precompute_s"),
+            "step_simkit": sk_step,
+            "step_ratio_ours_over_simkit": ours.median / sk_step.median if sk_step else None,
             "trajectory_max_diff_over_extent": float(np.abs(U_ours - U_fc).max() / extent),
             "secondary_max_over_extent": float(np.abs(U_ours).max() / extent),
             **sk,
@@ -152,6 +155,32 @@ def _plot(ctx: Context, rows: list[dict]) -> None:
     fig.tight_layout()
     fig.savefig(ctx.plot_path("peers"), dpi=110)
     plt.close(fig)
+
+
+def _simkit_step(ctx: Context, scene, mat: Material, model, P: np.ndarray, tmp: str) -> Timing | None:
+    """simkit's tutorial Fast CoDy simulator on the same weights, clusters and rig motion."""
+    path = Path(tmp) / "simkit_step.npz"
+    steps = min(len(P), 41)  # its steps are slow; 40 are plenty for a median
+    Xrig = np.array([scene.rig.positions(scene.mesh.X, P[k]) for k in range(steps)])
+    np.savez(
+        path,
+        X=scene.mesh.X,
+        T=scene.mesh.T,
+        W=model.weights,
+        labels=model.labels,
+        Wrig=scene.rig.weights,
+        Xrig=Xrig,
+        mu=float(mat.mu[0]),
+        rho=1000.0,
+        h=H,
+        iters=ITERS,
+    )
+    try:
+        res = run_peer(ctx.peer_python or "", "simkit_runner.py", "--step", str(path), timeout=3600)
+    except Exception as exc:
+        ctx.log(f"  simkit step failed: {exc}")
+        return None
+    return Timing(res["step_median_s"], res["step_min_s"], res["step_max_s"], res["steps"])
 
 
 def _simkit(ctx: Context, scene, mat: Material, model, tmp: str) -> dict:

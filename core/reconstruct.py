@@ -32,7 +32,7 @@ class Reconstructor:
         """
         if (weights is None) != (rest is None):
             raise ValueError("give both the weights and the rest positions of the embedded points, or neither")
-        self.basis = np.ascontiguousarray(model.basis(weights, rest), dtype=dtype)
+        self.basis: np.ndarray = np.ascontiguousarray(model.basis(weights, rest), dtype=dtype)
 
     @property
     def count(self) -> int:

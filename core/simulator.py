@@ -99,9 +99,17 @@ class SimState:
         return SimState(self.z.copy(), self.z_prev.copy(), self.q.copy(), self.q_prev.copy(), self.step)
 
 
+_EMPTY = np.empty(0)
+
+
 @dataclass(frozen=True)
 class StepReport:
-    """What one step did: iterations used, final RMS update (m), energy (J), backtracks."""
+    """What one step did: iterations used, final RMS update (m), energy (J), backtracks.
+
+    For ARAP the energy is evaluated with the last local step's rotations
+    (an upper bound of the hyper-reduced energy, equal to it at convergence),
+    which spares a polar decomposition per step.
+    """
 
     iterations: int
     residual: float
@@ -212,12 +220,12 @@ class Simulator:
             e -= float(np.sum(Z * self._gravity))
         return e
 
-    def _rotations(self, Fs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Stacked R^T (3r x 3) for stacked F^T (3r x 3), and s_c = tr(R_c^T F_c)."""
+    def _rotations(self, Fs: np.ndarray, traces: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """Stacked R^T (3r x 3) for stacked F^T (3r x 3), and s_c = tr(R_c^T F_c) (empty if not ``traces``)."""
         r = self.model.r
         Ft = Fs.reshape(r, 3, 3)
         Rt = rotation(Ft)
-        return Rt.reshape(3 * r, 3), np.einsum("cij,cij->c", Rt, Ft)
+        return Rt.reshape(3 * r, 3), np.einsum("cij,cij->c", Rt, Ft) if traces else _EMPTY
 
     # ------------------------------------------------------------------ step
     def step(
@@ -289,12 +297,16 @@ class Simulator:
                     backtracks += 1
                 Z_new = Z + alpha * dZ
                 energy = e_t
-            delta = Z_new - Z
-            residual = float(np.sqrt(max(np.sum(delta * (m.A_M @ delta)), 0.0) / self._mass_total))
+            last = iters == self.settings.max_iterations
+            if tol > 0.0 or last:  # with tolerance 0 only the final update is reported
+                delta = Z_new - Z
+                residual = float(np.sqrt(max(np.sum(delta * (m.A_M @ delta)), 0.0) / self._mass_total))
             Z = Z_new
             Fs = m.C_W @ Z + Fr
             if self.arap:
-                Rs, s = self._rotations(Fs)
+                # No local step follows the last global one: the energy below uses the rotations in hand.
+                if not (last and record is None):
+                    Rs, s = self._rotations(Fs, traces=record is not None)
                 if record is not None:
                     record.append(self._energy(Z, s, const))
             else:
@@ -304,6 +316,7 @@ class Simulator:
             if residual <= tol:
                 break
         if self.arap and not np.isfinite(energy):
+            s = np.einsum("ij,ij->i", Rs.reshape(-1, 9), Fs.reshape(-1, 9))  # tr(R_c^T F_c)
             energy = self._energy(Z, s, const)
         self._check(Z, where)
         new = SimState(z=Z, z_prev=state.z, q=q, q_prev=state.q, step=state.step + 1)

@@ -129,7 +129,7 @@ def vertex_positions(mesh: bpy.types.Mesh, out: np.ndarray | None = None) -> np.
 
 def rest_coordinates(obj: bpy.types.Object) -> np.ndarray:
     """Object-space rest positions of the mesh vertices (k, 3), float64 (exact copies of the float32 data)."""
-    return vertex_positions(obj.data).astype(np.float64)
+    return vertex_positions(cast(bpy.types.Mesh, obj.data)).astype(np.float64)
 
 
 def triangles(obj: bpy.types.Object) -> np.ndarray:
@@ -228,4 +228,4 @@ def evaluated_coordinates(
     obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph, out: np.ndarray | None = None
 ) -> np.ndarray:
     """Object-space positions (k, 3) float32 of the evaluated mesh (after its modifier stack)."""
-    return vertex_positions(obj.evaluated_get(depsgraph).data, out)
+    return vertex_positions(cast(bpy.types.Mesh, obj.evaluated_get(depsgraph).data), out)

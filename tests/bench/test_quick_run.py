@@ -98,3 +98,19 @@ def test_report_has_every_section_and_its_plots(quick_run):
     for p in res["plots"]:
         assert (out / p).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"({p})" in report
+
+
+def test_readme_summary_block_is_replaced_from_results(quick_run, tmp_path):
+    from bench.report import README_BEGIN, README_END, update_readme
+
+    _, out = quick_run
+    res = json.loads((out / "results.json").read_text())
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{README_BEGIN}\nold figures\n{README_END}\noutro\n")
+    update_readme(readme, res)
+    text = readme.read_text()
+    assert text.startswith("intro\n") and text.endswith("outro\n")
+    assert "old figures" not in text
+    assert res["date"] in text and res["command"] in text
+    assert "| figure | measured | ratio |" in text
+    assert text.count(README_BEGIN) == 1 and text.count(README_END) == 1

@@ -37,7 +37,28 @@ H = 1.0 / 60.0
 M, R, ITERS = 16, 100, 10
 
 
-def _our_steps(model, P: np.ndarray) -> tuple[np.ndarray, list[float]]:
+def write_step_inputs(path: Path, scene, mat: Material, model, **rig: np.ndarray) -> None:
+    """What every per-step peer runner reads: mesh, our weights and clusters, rig weights, material, h, iterations.
+
+    rig: the motion, ``P`` (steps + 1, 12 b) parameters or ``Xrig`` (steps + 1, n, 3) positions.
+    """
+    np.savez(
+        path,
+        X=scene.mesh.X,
+        T=scene.mesh.T,
+        W=model.weights,
+        labels=model.labels,
+        Wrig=scene.rig.weights,
+        mu=float(mat.mu[0]),
+        rho=float(mat.density[0]),
+        h=H,
+        iters=ITERS,
+        **rig,
+    )
+
+
+def our_steps(model, P: np.ndarray) -> tuple[np.ndarray, list[float]]:
+    """Our trajectory U (steps, n, 3) and step times for rig parameters P (steps + 1, 12 b), as the peers run."""
     sim = Simulator(model, SimulationSettings(time_step=H, max_iterations=ITERS, tolerance=0.0, material="arap"))
     # The rig's velocity at the start is (P1 - P0) / h, as the peer runner sets it.
     state = sim.initial_state(P[0], p_prev=2.0 * P[0] - P[1])
@@ -65,22 +86,10 @@ def run(ctx: Context) -> dict:
         model = build_reduced_model(scene.mesh, mat, scene.rig, m=m, r=r)
         ours_subspace = time.perf_counter() - t0
         P = np.array([scene.parameters(k * H, amplitude=0.8, frequency=1.0) for k in range(steps + 1)])
-        U_ours, our_times = _our_steps(model, P)
+        U_ours, our_times = our_steps(model, P)
         with tempfile.TemporaryDirectory() as tmp:
             src, dst = Path(tmp) / "in.npz", Path(tmp) / "out.npz"
-            np.savez(
-                src,
-                X=scene.mesh.X,
-                T=scene.mesh.T,
-                W=model.weights,
-                labels=model.labels,
-                Wrig=scene.rig.weights,
-                P=P,
-                mu=float(mat.mu[0]),
-                rho=1000.0,
-                h=H,
-                iters=ITERS,
-            )
+            write_step_inputs(src, scene, mat, model, P=P)
             fc = run_peer(ctx.peer_python, "fastcody_runner.py", str(src), str(dst), "--subspace", timeout=3600)
             sk_step = _simkit_step(ctx, scene, mat, model, P, tmp)
             U_fc = np.load(dst)["U"]
@@ -162,19 +171,7 @@ def _simkit_step(ctx: Context, scene, mat: Material, model, P: np.ndarray, tmp: 
     path = Path(tmp) / "simkit_step.npz"
     steps = min(len(P), 41)  # its steps are slow; 40 are plenty for a median
     Xrig = np.array([scene.rig.positions(scene.mesh.X, P[k]) for k in range(steps)])
-    np.savez(
-        path,
-        X=scene.mesh.X,
-        T=scene.mesh.T,
-        W=model.weights,
-        labels=model.labels,
-        Wrig=scene.rig.weights,
-        Xrig=Xrig,
-        mu=float(mat.mu[0]),
-        rho=1000.0,
-        h=H,
-        iters=ITERS,
-    )
+    write_step_inputs(path, scene, mat, model, Xrig=Xrig)
     try:
         res = run_peer(ctx.peer_python or "", "simkit_runner.py", "--step", str(path), timeout=3600)
     except Exception as exc:

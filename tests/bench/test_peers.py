@@ -29,14 +29,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bench.side_by_side import H, principal_angle_sin
+from bench.side_by_side import H, our_steps, principal_angle_sin, write_step_inputs
 from core.constraint import constraint_basis, weight_space_constraint
 from core.fem import lumped_mass
 from core.leak import default_leak_field
 from core.materials import Material
 from core.reduced import build_reduced_model
 from core.scenes import grid_scene
-from core.simulator import SimulationSettings, Simulator
 from core.subspace import skinning_eigenmodes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,31 +57,13 @@ def test_reduced_steps_match_fast_cody_to_round_off():
     mat = Material.uniform(scene.mesh.t, 5e4, 0.0, 1000.0)
     model = build_reduced_model(scene.mesh, mat, scene.rig, m=8, r=40)
     P = np.array([scene.parameters(k * H, amplitude=0.8, frequency=1.0) for k in range(51)])
-    sim = Simulator(model, SimulationSettings(time_step=H, max_iterations=10, tolerance=0.0, material="arap"))
-    state = sim.initial_state(P[0], p_prev=2.0 * P[0] - P[1])
-    ours = []
-    for p in P[1:]:
-        state, _ = sim.step(state, p)
-        ours.append(sim.displacement(state))
+    ours, _ = our_steps(model, P)
     with tempfile.TemporaryDirectory() as tmp:
         src, dst = Path(tmp) / "in.npz", Path(tmp) / "out.npz"
-        np.savez(
-            src,
-            X=scene.mesh.X,
-            T=scene.mesh.T,
-            W=model.weights,
-            labels=model.labels,
-            Wrig=scene.rig.weights,
-            P=P,
-            mu=float(mat.mu[0]),
-            rho=1000.0,
-            h=H,
-            iters=10,
-        )
+        write_step_inputs(src, scene, mat, model, P=P)
         run_runner("fastcody_runner.py", str(src), str(dst))
         theirs = np.load(dst)["U"]
     extent = float(np.ptp(scene.mesh.X, axis=0).max())
-    ours = np.asarray(ours)
     assert np.abs(ours).max() / extent > 1e-3, "the scene must move for the comparison to mean anything"
     assert np.abs(ours - theirs).max() / extent < 1e-5
 

@@ -82,7 +82,9 @@ def main(argv: list[str]) -> int:
     for key in ("sections", "section_seconds", "section_dates"):
         results.setdefault(key, {}).update(previous.get(key, {}))
     if previous:
-        results["command"] = previous["command"] + "; then " + results["command"]
+        # The full run's command stays; re-runs of some sections are listed (the report dates each section).
+        results["command"] = previous["command"]
+        results["reruns"] = [*previous.get("reruns", []), " ".join(argv)]
     for name, fn in SECTIONS.items():
         if only and name not in only:
             continue

@@ -195,7 +195,9 @@ def write_report(path: Path, res: dict) -> None:
     L: list[str] = [
         "# skinmodes benchmark report",
         "",
-        f"Produced {res['date']} by `{res['command']}`; its sections ran for "
+        f"Produced {res['date']} by `{res['command']}`"
+        + (f" (sections re-run since with: {'; '.join(f'`{r}`' for r in res['reruns'])})" if res.get("reruns") else "")
+        + "; its sections ran for "
         f"{sum(res.get('section_seconds', {}).values()):.0f} s"
         + (" (**quick mode: tiny sizes, figures are not meaningful**)" if res.get("quick") else "")
         + ".",
@@ -222,8 +224,11 @@ def write_report(path: Path, res: dict) -> None:
             [
                 "vertices",
                 "tets",
+                "bones",
                 "m",
                 "r",
+                "prepare [s]",
+                "peak memory [GB]",
                 "step, LBS params [ms]",
                 "step, rig positions [ms]",
                 "reconstruct [ms]",
@@ -233,8 +238,11 @@ def write_report(path: Path, res: dict) -> None:
                 [
                     f"{r['vertices']:,}",
                     f"{r['tets']:,}",
+                    r.get("bones", "—"),
                     r["modes"],
                     r["clusters"],
+                    f"{r['prepare_s']:.1f}" if "prepare_s" in r else "—",
+                    f"{r['peak_memory_gb']:.1f}" if "peak_memory_gb" in r else "—",
                     _ms(r["step_lbs"]),
                     _ms(r["step_positions"]),
                     _ms(r["reconstruct"]),
@@ -475,7 +483,9 @@ def update_readme(readme: Path, res: dict) -> None:
         README_BEGIN,
         "",
         f"Measured {res['date']} on {m.get('cpu', m.get('processor'))} ({m.get('cores')} cores, "
-        f"1 BLAS thread) by `{res['command']}`:",
+        f"1 BLAS thread) by `{res['command']}`"
+        + (f" (sections re-run since with: {'; '.join(f'`{r}`' for r in res['reruns'])})" if res.get("reruns") else "")
+        + ":",
         "",
         *_table(["figure", "measured", "ratio"], summary_rows(res)),
         "Where we are behind a peer or a target (details in [bench/REPORT.md](bench/REPORT.md)):",

@@ -8,6 +8,9 @@ product, timed beside a plain numpy copy of an output of the same size.
 
 from __future__ import annotations
 
+import resource
+import time
+
 import numpy as np
 
 from core.materials import Material
@@ -19,6 +22,7 @@ from core.simulator import SimulationSettings, Simulator
 from .common import Context, Timing, time_calls
 
 M, R = 16, 100
+BONES = 20  # the scale test: 100k vertices, a 20-bone rig, 16 modes, 100 clusters
 
 
 def step_timings(sim: Simulator, scene, steps: int, positions: bool) -> Timing:
@@ -49,11 +53,15 @@ def run(ctx: Context) -> dict:
     steps = 10 if ctx.quick else 60
     rows = []
     for v in sizes:
-        scene = grid_scene(v, bones=6)
+        scene = grid_scene(v, bones=BONES if not ctx.quick else 4)
         mat = Material.uniform(scene.mesh.t, 5e4, 0.0, 1000.0)
+        t0 = time.perf_counter()
         model = build_reduced_model(
             scene.mesh, mat, scene.rig, m=M if not ctx.quick else 6, r=R if not ctx.quick else 20
         )
+        prepare_s = time.perf_counter() - t0
+        # Peak resident memory of this process so far (sizes ascend, so it is this size's peak or less).
+        peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
         sim = Simulator(model, SimulationSettings(time_step=1 / 48, max_iterations=10, tolerance=0.0))
         lbs = step_timings(sim, scene, steps, positions=False)
         pos = step_timings(sim, scene, max(5, steps // 4), positions=True)
@@ -69,13 +77,20 @@ def run(ctx: Context) -> dict:
                 "tets": scene.mesh.t,
                 "modes": model.m,
                 "clusters": model.r,
+                "bones": scene.rig.weights.shape[1],
+                "prepare_s": prepare_s,
+                "prepare_breakdown_s": model.timings,
+                "peak_memory_gb": peak_gb,
                 "step_lbs": lbs,
                 "step_positions": pos,
                 "reconstruct": recon,
                 "numpy_copy": copy,
             }
         )
-        ctx.log(f"  scaling n={model.n}: step {lbs.ms()}, positions path {pos.ms()}, reconstruct {recon.ms()}")
+        ctx.log(
+            f"  scaling n={model.n}: prepared in {prepare_s:.1f} s (peak {peak_gb:.1f} GB), step {lbs.ms()}, "
+            f"positions path {pos.ms()}, reconstruct {recon.ms()}"
+        )
     first, last = rows[0], rows[-1]
     ratio = last["step_lbs"].median / first["step_lbs"].median
     result = {

@@ -232,6 +232,7 @@ def write_report(path: Path, res: dict) -> None:
                 "step, LBS params [ms]",
                 "step, rig positions [ms]",
                 "reconstruct [ms]",
+                "reconstruct, float32 [ms]",
                 "numpy copy [ms]",
             ],
             [
@@ -246,6 +247,7 @@ def write_report(path: Path, res: dict) -> None:
                     _ms(r["step_lbs"]),
                     _ms(r["step_positions"]),
                     _ms(r["reconstruct"]),
+                    _ms(r["reconstruct_float32"]) if "reconstruct_float32" in r else "—",
                     _ms(r["numpy_copy"]),
                 ]
                 for r in sc["rows"]

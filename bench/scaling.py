@@ -3,7 +3,9 @@
 The LBS-parameter path's step works only with reduced quantities, so its cost
 must not grow with the vertex count; the rig-positions path projects an
 (n, 3) rig shape every step, O(n m); reconstruction is one (k x 4m) @ (4m x 3)
-product, timed beside a plain numpy copy of an output of the same size.
+product (float64, and float32 as the add-on runs it), timed beside a plain
+numpy copy of an output of the same size: it reads 4m numbers per vertex, so
+it is memory-bound and costs far more than the copy of its 3 outputs.
 """
 
 from __future__ import annotations
@@ -69,6 +71,10 @@ def run(ctx: Context) -> dict:
         z = np.random.default_rng(0).standard_normal((4 * model.m, 3))
         out = np.empty((model.n, 3))
         recon = time_calls(lambda: rec.displacement(z, out=out), repeats=30 if not ctx.quick else 5)
+        # The add-on reconstructs render vertices in float32 (Blender's and .pc2's precision): half the bytes.
+        rec32 = Reconstructor(model, dtype=np.float32)
+        out32 = np.empty((model.n, 3), dtype=np.float32)
+        recon32 = time_calls(lambda: rec32.displacement(z, out=out32), repeats=30 if not ctx.quick else 5)
         src = out.copy()
         copy = time_calls(lambda: np.copyto(out, src), repeats=30 if not ctx.quick else 5)
         rows.append(
@@ -84,6 +90,7 @@ def run(ctx: Context) -> dict:
                 "step_lbs": lbs,
                 "step_positions": pos,
                 "reconstruct": recon,
+                "reconstruct_float32": recon32,
                 "numpy_copy": copy,
             }
         )
@@ -125,7 +132,11 @@ def _plot(ctx: Context, rows: list[dict]) -> None:
     a.set_ylabel("ms per step (10 iterations)")
     a.set_title(f"step cost vs mesh size (m={rows[0]['modes']}, r≈{rows[0]['clusters']})")
     a.legend()
-    for key, label in (("reconstruct", "reconstruct u = Y z"), ("numpy_copy", "numpy copy of u")):
+    for key, label in (
+        ("reconstruct", "reconstruct u = Y z, float64"),
+        ("reconstruct_float32", "reconstruct, float32 (the add-on)"),
+        ("numpy_copy", "numpy copy of u"),
+    ):
         b.plot(n, [1e9 * r[key].median / r["vertices"] for r in rows], marker="o", label=label)
     b.set_xscale("log")
     b.set_xlabel("vertices")

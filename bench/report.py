@@ -421,9 +421,11 @@ def write_report(path: Path, res: dict) -> None:
         L += [
             "## 5. In Blender",
             "",
-            f"A {b['vertices']:,}-vertex creature ({b['tets']:,} tets, {b['modes']} modes, {b['clusters']} clusters, "
-            f"{b['substeps']} sub-steps per frame) over {b['frames']} frames; one-off preparation "
-            f"{b['prepare_s']:.1f} s (cached afterwards).",
+            f"A {b['vertices']:,}-vertex creature ({int(b['tets']):,} tets, {int(b['modes'])} modes, "
+            f"{int(b['clusters'])} clusters, {b['substeps']} sub-steps per frame) over {b['frames']} frames; one-off "
+            f"preparation {b['prepare_s']:.1f} s (cached afterwards).  Blender runs headless (the `bpy` module), so "
+            "a frame's evaluation has no drawing in it: in a viewport every figure below is a smaller share of a "
+            "frame.",
             "",
         ]
         L += _table(

@@ -76,7 +76,7 @@ def cache_folder(s: SkinmodesSettings) -> Path:
     return Path(bpy.path.abspath(raw))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared with matches(), never with == (it holds an array)
 class Geometry:
     """The rest mesh as the session saw it: float32 positions (k, 3) and the face count."""
 

@@ -15,7 +15,8 @@ def skinmodes_classes(bpy):
 
 
 def skinmodes_handlers(bpy):
-    lists = [bpy.app.handlers.frame_change_post, bpy.app.handlers.depsgraph_update_post, bpy.app.handlers.load_post]
+    h = bpy.app.handlers
+    lists = [h.frame_change_pre, h.frame_change_post, h.depsgraph_update_post, h.load_post]
     return [h for lst in lists for h in lst if "skinmodes" in getattr(h, "__module__", "")]
 
 
@@ -25,7 +26,7 @@ def test_enabled_extension_provides_its_ui_and_handlers(addon):
     classes = skinmodes_classes(bpy)
     assert "SKINMODES_PT_main" in classes and "SkinmodesSettings" in classes
     assert hasattr(bpy.ops.skinmodes, "bake") and hasattr(bpy.types.Object, "skinmodes")
-    assert len(skinmodes_handlers(bpy)) == 3
+    assert len(skinmodes_handlers(bpy)) == 4
 
 
 def test_register_unregister_twice_leaves_nothing_behind(addon):
@@ -42,4 +43,4 @@ def test_register_unregister_twice_leaves_nothing_behind(addon):
             bpy.ops.skinmodes.bake.get_rna_type()
         addon_utils.enable(name, default_set=True)
         assert "SKINMODES_PT_main" in skinmodes_classes(bpy)
-        assert len(skinmodes_handlers(bpy)) == 3
+        assert len(skinmodes_handlers(bpy)) == 4

@@ -118,7 +118,7 @@ def test_blender_primitives_keep_their_volume(kind, tmp_path, monkeypatch):
 
 
 def test_suzanne_open_and_multi_part_still_meshes(tmp_path, monkeypatch):
-    """Suzanne is open (eye sockets, a hole at the neck) and has separate eyes: the winding number still gives a volume."""
+    """Suzanne is open and has separate eyes: the winding number still gives it a volume."""
     monkeypatch.chdir(tmp_path)
     V, F = blender_primitive("monkey")
     res = tetrahedralize(V, F, target_tets=3000)

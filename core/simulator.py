@@ -102,6 +102,11 @@ class SimState:
 _EMPTY = np.empty(0)
 
 
+def _traces(Rs: np.ndarray, Fs: np.ndarray) -> np.ndarray:
+    """s_c = tr(R_c^T F_c) (r,) for stacked R_c^T and F_c^T (3r x 3)."""
+    return np.einsum("ij,ij->i", Rs.reshape(-1, 9), Fs.reshape(-1, 9))
+
+
 @dataclass(frozen=True)
 class StepReport:
     """What one step did: iterations used, final RMS update (m), energy (J), backtracks.
@@ -225,7 +230,8 @@ class Simulator:
         r = self.model.r
         Ft = Fs.reshape(r, 3, 3)
         Rt = rotation(Ft)
-        return Rt.reshape(3 * r, 3), np.einsum("cij,cij->c", Rt, Ft) if traces else _EMPTY
+        Rs = Rt.reshape(3 * r, 3)
+        return Rs, _traces(Rs, Fs) if traces else _EMPTY
 
     # ------------------------------------------------------------------ step
     def step(
@@ -278,7 +284,7 @@ class Simulator:
                 Z_new = self._K_R @ Rs + Z0
                 if record is not None:
                     Fs_g = m.C_W @ Z_new + Fr
-                    s_fixed = np.einsum("ij,ij->i", Rs.reshape(-1, 9), Fs_g.reshape(-1, 9))
+                    s_fixed = _traces(Rs, Fs_g)
                     record.append(self._energy(Z_new, s_fixed, const))
             else:
                 # Quasi-Newton direction with the constant system matrix.
@@ -316,7 +322,7 @@ class Simulator:
             if residual <= tol:
                 break
         if self.arap and not np.isfinite(energy):
-            s = np.einsum("ij,ij->i", Rs.reshape(-1, 9), Fs.reshape(-1, 9))  # tr(R_c^T F_c)
+            s = _traces(Rs, Fs)
             energy = self._energy(Z, s, const)
         self._check(Z, where)
         new = SimState(z=Z, z_prev=state.z, q=q, q_prev=state.q, step=state.step + 1)

@@ -142,14 +142,14 @@ class BakeJob:
         sample_range(
             session, self.scene, [f for f in (self.start, self.start + 1) if f <= self.end and f not in session.rig]
         )
-        sim = session.ensure_simulation()
+        session.ensure_simulation()  # build the solver (and fail, if it must) before the first frame
         depsgraph = bpy.context.evaluated_depsgraph_get()
         buf = np.empty(3 * k, dtype=np.float32)
         with busy(), outputs_muted(self.obj):
             for f in range(self.start, self.end + 1):
                 self.scene.frame_set(f)
                 session.record(f, depsgraph)
-                offsets = sim.offsets(f) @ session.to_local[f].T.astype(np.float32)
+                offsets = session.offsets_local(f)
                 if self._writer is not None:
                     self._writer.write(evaluated_coordinates(self.obj, depsgraph, buf) + offsets)
                 else:

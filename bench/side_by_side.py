@@ -59,7 +59,9 @@ def write_step_inputs(path: Path, scene, mat: Material, model, **rig: np.ndarray
 
 def our_steps(model, P: np.ndarray) -> tuple[np.ndarray, list[float]]:
     """Our trajectory U (steps, n, 3) and step times for rig parameters P (steps + 1, 12 b), as the peers run."""
-    sim = Simulator(model, SimulationSettings(time_step=H, max_iterations=ITERS, tolerance=0.0, material="arap"))
+    # The peers implement the paper's energy, relative to the elastic rest shape.
+    settings = SimulationSettings(time_step=H, max_iterations=ITERS, tolerance=0.0, material="arap", rest_state="rest")
+    sim = Simulator(model, settings)
     # The rig's velocity at the start is (P1 - P0) / h, as the peer runner sets it.
     state = sim.initial_state(P[0], p_prev=2.0 * P[0] - P[1])
     U, times = [], []

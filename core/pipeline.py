@@ -35,6 +35,7 @@ from .rig import LBSRig
 from .simulator import SimState, SimulationSettings, Simulator
 from .tetmesh import TetMesh
 from .tetrahedralize import TetResult, tetrahedralize
+from .wobble import damping_coefficient, natural_frequencies, stiffness_scale
 
 
 @dataclass(frozen=True)
@@ -79,20 +80,37 @@ class MaterialSettings:
 
 @dataclass(frozen=True)
 class SolverSettings:
+    """How a character is simulated per frame (none of it needs new modes).
+
+    stiffness: "frequency" (scale-free: the slowest secondary motion wobbles
+    at ``wobble_hz``, whatever the character's size and the material's
+    pascals) or "physical" (the material's Young's modulus and density as
+    given, in SI units).  damping_ratio: of the slowest motion (0 rings on,
+    1 is critically damped).  rest_state: "pose" settles on the animated
+    pose, "rest" relaxes towards the elastic rest shape (see simulator.py).
+    preroll: frames simulated before the start and discarded, so a shot that
+    starts mid-motion starts with its flesh already in motion.
+    """
+
     fps: float = 24.0
     substeps: int = 2
-    max_iterations: int = 10
-    tolerance: float = 1e-5
-    damping: float = 0.0
+    max_iterations: int = SimulationSettings.max_iterations
+    tolerance: float = SimulationSettings.tolerance
+    stiffness: str = "frequency"
+    wobble_hz: float = 3.0
+    damping_ratio: float = 0.2
+    rest_state: str = "pose"
     material_model: str = "auto"
+    preroll: int = 0
 
     def simulation(self) -> SimulationSettings:
+        """The solver's settings; the stiffness scale and damping are set per frame by FrameSimulation."""
         return SimulationSettings(
             time_step=1.0 / (self.fps * self.substeps),
             max_iterations=self.max_iterations,
             tolerance=self.tolerance,
-            damping=self.damping,
             material=self.material_model,
+            rest_state=self.rest_state,
         )
 
 
@@ -111,6 +129,13 @@ class PreparedCharacter:
     key: str
     stats: dict[str, float] = field(default_factory=dict)
     messages: list[str] = field(default_factory=list)
+    _omega0: dict[bool, float] = field(default_factory=dict, repr=False)
+
+    def slowest_frequency(self, arap: bool) -> float:
+        """The model's slowest angular frequency (rad/s) as built, for ARAP or co-rotational; computed once."""
+        if arap not in self._omega0:
+            self._omega0[arap] = float(natural_frequencies(self.model, arap)[0])
+        return self._omega0[arap]
 
 
 def _extend_mask(X: np.ndarray, T: np.ndarray, inp: CharacterInput, mask: np.ndarray | None) -> np.ndarray | None:
@@ -240,6 +265,26 @@ def prepare_character(
 
 
 RigFrames = Mapping[int, np.ndarray] | Callable[[int], np.ndarray]
+# (wobble_hz, damping_ratio) of a frame, for animated controls.
+ControlFrames = Callable[[int], tuple[float, float]]
+
+# The guard speaks when the secondary motion exceeds this share of the
+# character's size (twice its largest distance from the centroid).
+OFFSET_WARNING = 0.5
+# Tet vertices the guard measures each frame (the farthest from the centroid
+# and an even spread): the offset's maximum sits on the outside.
+GUARD_PROBES = 512
+
+
+def guard_probes(X: np.ndarray, count: int = GUARD_PROBES) -> np.ndarray:
+    """Indices (k,) of at most ``count`` tet vertices X (n, 3) that the offset guard watches."""
+    n = len(X)
+    if n <= count:
+        return np.arange(n)
+    r = np.sum((X - X.mean(axis=0)) ** 2, axis=1)
+    far = np.argsort(-r, kind="stable")[: count // 2]
+    spread = np.linspace(0, n - 1, count - len(far)).astype(np.int64)
+    return np.unique(np.concatenate([far, spread]))
 
 
 class FrameSimulation:
@@ -247,29 +292,65 @@ class FrameSimulation:
 
     rig: the LBS rig parameters (12 b,) of the tet mesh for each integer frame
     (world transforms of each bone applied to object-space rest positions),
-    as a mapping or a function.  Sub-steps interpolate the parameters
-    linearly between frames; the rig is never sampled between frames.  The
-    state at ``start`` is at rest relative to the rig, moving with the rig's
-    velocity at the start (its parameters extrapolated one frame back).
+    as a mapping or a function; with pre-roll it is also asked for the
+    ``solver.preroll`` frames before ``start``.  Sub-steps interpolate the
+    parameters linearly between frames; the rig is never sampled between
+    frames.  The state at the first simulated frame is at rest relative to
+    the rig, moving with the rig's velocity there: its previous pose is
+    extrapolated one *sub-step* back, the spacing of every solver step.
+    controls: (wobble_hz, damping_ratio) per frame when they are animated
+    (default: the solver settings' values).
     """
 
-    def __init__(self, prepared: PreparedCharacter, solver: SolverSettings, start: int, end: int, rig: RigFrames):
+    def __init__(
+        self,
+        prepared: PreparedCharacter,
+        solver: SolverSettings,
+        start: int,
+        end: int,
+        rig: RigFrames,
+        controls: ControlFrames | None = None,
+    ):
         if end < start:
             raise SimulationError(f"empty frame range {start}..{end}; set an end frame after the start frame")
+        if solver.preroll < 0:
+            raise SimulationError(f"pre-roll {solver.preroll} must be zero or more frames")
         self.prepared = prepared
         self.solver = solver
         self.start, self.end = int(start), int(end)
         self._rig = rig
+        self._controls = controls
         self.simulator = Simulator(prepared.model, solver.simulation())
-        p0 = self.rig(self.start)
-        p1 = self.rig(self.start + 1) if self.end > self.start else p0
-        self._states: dict[int, SimState] = {self.start: self.simulator.initial_state(p0, p_prev=2.0 * p0 - p1)}
+        self.omega0 = prepared.slowest_frequency(self.simulator.arap)
+        self.warnings: list[str] = []
+        self._warned: set[str] = set()
+        probes = guard_probes(prepared.model.X)
+        self._probe_basis = prepared.model.basis(prepared.model.weights[probes], prepared.model.X[probes])
+        self.max_offset = 0.0  # largest guarded offset so far, as a share of the character's size
+        first = self.start - solver.preroll
+        p0 = self.rig(first)
+        p1 = self.rig(first + 1) if self.end > first else p0
+        p_prev = p0 - (p1 - p0) / solver.substeps
+        state = self.simulator.initial_state(p0, p_prev=p_prev)
+        self._states: dict[int, SimState] = {first: state}
         self.iterations: dict[int, int] = {}
+        if solver.preroll:
+            state = self.state(self.start)
+            self._states = {self.start: state}
 
     def rig(self, frame: int) -> np.ndarray:
         src = self._rig
         p = src(frame) if callable(src) else src[frame]
         return np.asarray(p, dtype=np.float64)
+
+    def controls(self, frame: int) -> tuple[float, float]:
+        """(stiffness scale kappa, damping c in 1/s) of the solver at ``frame``."""
+        hz, zeta = (
+            (self.solver.wobble_hz, self.solver.damping_ratio) if self._controls is None else self._controls(frame)
+        )
+        if self.solver.stiffness == "physical":
+            return 1.0, 2.0 * zeta * self.omega0
+        return stiffness_scale(self.omega0, hz), damping_coefficient(hz, zeta)
 
     @property
     def cached_frames(self) -> list[int]:
@@ -286,13 +367,35 @@ class FrameSimulation:
         p_a = self.rig(k)
         for g in range(k + 1, f + 1):
             p_b = self.rig(g)
+            kappa, c = self.controls(g)
             for s in range(1, S + 1):
                 a = s / S
-                state, rep = self.simulator.step(state, (1.0 - a) * p_a + a * p_b, frame=g - 1 + a)
+                state, rep = self.simulator.step(
+                    state, (1.0 - a) * p_a + a * p_b, frame=g - 1 + a, stiffness_scale=kappa, damping=c
+                )
             self._states[g] = state
             self.iterations[g] = rep.iterations
+            self._guard(g, state)
             p_a = p_b
         return state
+
+    def _guard(self, frame: int, state: SimState) -> None:
+        """Record the largest offset and say, once, when it passes OFFSET_WARNING of the character's size."""
+        if frame < self.start:
+            return  # pre-roll frames are discarded
+        share = float(np.sqrt(np.max(np.sum((self._probe_basis @ state.z) ** 2, axis=1)))) / self.simulator.size
+        self.max_offset = max(self.max_offset, share)
+        if share > OFFSET_WARNING and "offset" not in self._warned:
+            self._warned.add("offset")
+            hint = (
+                "raise the damping ratio or the wobble frequency"
+                if self.solver.stiffness == "frequency"
+                else "raise Young's modulus or switch the stiffness to Wobble Frequency"
+            )
+            self.warnings.append(
+                f"frame {frame}: the secondary motion reached {100 * share:.0f}% of the character's size "
+                f"(a plausible jiggle stays under {100 * OFFSET_WARNING:.0f}%); {hint}, or check the rig for jumps"
+            )
 
     def offsets(self, frame: int) -> np.ndarray:
         """World-space secondary displacement (k, 3) of the render vertices at ``frame`` (0 outside the range)."""

@@ -14,6 +14,11 @@ the direction is always a descent direction) plus the inertia term, and a
 backtracking line search.  The KKT system is solved through the Schur
 complement on the p constraint columns.  Cost grows with the mesh; it is
 for validation and benchmarks on small meshes.
+
+The elastic energy has the same two rest states as the reduced solver:
+"rest" is Psi(x), "pose" is Psi(x) - Psi(x_rig) - grad Psi(x_rig) . u, measured
+from the rig-deformed shape to second order (per tet, without clusters), so
+the reduced solver can be checked against it either way.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from .errors import SimulationError
 from .materials import Material
 from .polar import rotation
 from .rig import Rig
+from .simulator import REST_STATES, character_size
 from .tetmesh import TetMesh
 
 # Twist matrices of Kim & Eberle (Dynamic Deformables, 2020): the rotation
@@ -115,7 +121,11 @@ class FullSpaceReference:
         arap: bool | None = None,
         max_newton: int = 30,
         tolerance: float = 1e-9,
+        rest_state: str = "pose",
     ) -> None:
+        if rest_state not in REST_STATES:
+            raise SimulationError(f"unknown rest state {rest_state!r}; use 'pose' or 'rest'")
+        self.pose = rest_state == "pose"
         self.mesh = mesh
         self.mu = material.mu
         self.lam = np.zeros_like(material.lam) if arap or (arap is None and material.is_arap) else material.lam
@@ -123,7 +133,7 @@ class FullSpaceReference:
         self.h = time_step
         self.c = damping
         self.max_newton = max_newton
-        self.tol = tolerance * mesh.size()
+        self.tol = tolerance * character_size(mesh.X)
         self.m3 = np.repeat(masses, 3)
         Jc = complementarity_matrix(rig.jacobian(mesh.X), masses, leak)
         # An independent set of constraint directions spanning Jc's columns
@@ -169,11 +179,14 @@ class FullSpaceReference:
         h2 = self.h * self.h
         y = 2.0 * (x_rig_now + u) - (x_rig_before + u_prev)
         m3 = self.m3
+        # "pose": the rig's own elastic force is in equilibrium (see module doc).
+        g_rig = self._elastic_gradient(x_rig).ravel() if self.pose else np.zeros(3 * self.mesh.n)
+        e_rig = self._elastic(x_rig) if self.pose else 0.0
 
         def energy(v: np.ndarray) -> float:
             x = x_rig + v
             d = (x - y).ravel()
-            e = 0.5 / h2 * float(d @ (m3 * d)) + self._elastic(x)
+            e = 0.5 / h2 * float(d @ (m3 * d)) + self._elastic(x) - e_rig - float(g_rig @ v.ravel())
             if self.c:
                 dv = (v - u).ravel()
                 e += 0.5 * self.c / self.h * float(dv @ (m3 * dv))
@@ -185,7 +198,7 @@ class FullSpaceReference:
         step_norm = np.inf
         for it in range(1, self.max_newton + 1):
             x = x_rig + v
-            g = ((x - y).ravel() * m3) / h2 + self._elastic_gradient(x).ravel()
+            g = ((x - y).ravel() * m3) / h2 + self._elastic_gradient(x).ravel() - g_rig
             if self.c:
                 g += self.c / self.h * m3 * (v - u).ravel()
             H = self._elastic_hessian(x) + sp.diags(m3 * (1.0 / h2 + self.c / self.h))

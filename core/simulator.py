@@ -1,18 +1,37 @@
-"""The hyper-reduced complementary dynamics solver (seed 000 Algorithm 2, App. C).
+"""The hyper-reduced complementary dynamics solver (Benchekroun et al. 2023, Algorithm 2 and App. C).
 
 Unknown: the secondary displacement of the tet vertices, ``u = Y Z`` with Z
 (4m x 3) the affine matrices of the m skinning modes (see ``reduced.py``).
 Each time step minimises the backward-Euler incremental potential
 
-    E(Z) = 1/(2h^2) ||x - y||_M^2 + c/(2h) ||u - u_prev||_M^2
-           + sum_c sum_{e in c} mu_e V_e ||F_e - R_c||^2           (ARAP part)
-           + sum_c lam_c / 2 (tr(R_c^T F_c) - 3)^2                 (volume part)
-           - sum_a m_a g . u_a                                      (optional gravity)
+    E(Z) = 1/(2h^2) ||x - y||_M^2 + c/(2h) ||u - u_prev||_M^2 + kappa * Psi(Z) - sum_a m_a g . u_a
 
 with x = x_rig + u, y = 2 x_now - x_before (inertia of the rig *and* of the
-secondary motion), R_c = polar(F_c) per cluster, F_c the stiffness-weighted
-average deformation gradient of cluster c.  The rig motion is prescribed; u
-stays in the rig-complementary subspace by construction.
+secondary motion), c the mass-proportional damping, kappa a stiffness scale
+(``wobble.py`` derives it from a wobble frequency) and Psi the hyper-reduced
+elastic energy
+
+    Psi_rest(Z) = sum_c sum_{e in c} mu_e V_e ||F_e - R_c||^2 + sum_c lam_c/2 (tr(R_c^T F_c) - 3)^2
+
+with R_c = polar(F_c) per cluster, F_c the stiffness-weighted average
+deformation gradient of cluster c.  The rig motion is prescribed; u stays in
+the rig-complementary subspace by construction.
+
+Two rest states.  ``rest_state="rest"`` is the paper's energy: the flesh
+relaxes towards the elastic rest shape, so a bent elbow held still keeps a
+secondary offset (the rig's pose is not an elastic equilibrium).
+``rest_state="pose"`` (the product's default: animators own the pose)
+measures the energy from the rig-deformed shape to second order,
+
+    Psi_pose(Z) = Psi_rest(Z) - Psi_rest(0) - grad Psi_rest(0) . Z,
+
+so Z = 0 (the animated pose) is an equilibrium of every rig pose and the
+motion dies out there once the rig holds still.  Psi_rest is invariant under
+rotations and translations, so the subtracted linear term rotates with the
+problem: complementarity, rotation equivariance and Galilean invariance stay
+exact.  In the scalar-factored products the rig's Laplacian term cancels and
+only the rig's cluster rotations R0_c = polar(F_rig,c) remain (one batched
+polar decomposition per step).
 
 * ARAP (lam = 0): local-global.  Local: R_c = polar(F_c) for all clusters at
   once.  Global: the quadratic with R fixed, one prefactored Cholesky solve.
@@ -46,6 +65,10 @@ MAX_BACKTRACKS = 30
 # A secondary displacement this many times the character's size means the
 # integrator has blown up, not that the flesh is jiggling.
 BLOWUP_FACTOR = 10.0
+REST_STATES = ("pose", "rest")
+MATERIAL_MODELS = ("auto", "arap", "corotational")
+# Systems (factorisations) kept for animated stiffness/damping values.
+SYSTEM_CACHE = 16
 
 
 @dataclass(frozen=True)
@@ -54,19 +77,27 @@ class SimulationSettings:
 
     time_step: h in seconds (frame duration / sub-steps).
     max_iterations, tolerance: stop when the RMS change of u in an iteration
-    falls below ``tolerance`` times the character size (or the cap is hit).
-    damping: extra mass-proportional damping of the secondary velocity, 1/s.
+    falls below ``tolerance`` times the character size (twice the largest
+    distance of a vertex from the centroid: unlike a bounding box it does not
+    change when the problem is rotated), or when the cap is hit.
+    damping: mass-proportional damping of the secondary velocity, 1/s.
+    stiffness_scale: kappa, multiplies the whole elastic energy (1 = the
+    model's material as built).
     gravity: (3,) m/s^2 acting on the secondary motion; off by default because
     the rig already carries the character's weight.
     material: "auto" (ARAP when the Poisson ratio is 0), "arap" or "corotational".
+    rest_state: "pose" (settle on the animated pose) or "rest" (relax towards
+    the elastic rest shape, the paper's energy); see the module doc.
     """
 
-    time_step: float = 1.0 / 24.0
-    max_iterations: int = 20
-    tolerance: float = 1e-6
+    time_step: float = 1.0 / 48.0
+    max_iterations: int = 10
+    tolerance: float = 1e-5
     damping: float = 0.0
+    stiffness_scale: float = 1.0
     gravity: tuple[float, float, float] = (0.0, 0.0, 0.0)
     material: str = "auto"
+    rest_state: str = "pose"
 
     def validated(self) -> SimulationSettings:
         if not (np.isfinite(self.time_step) and self.time_step > 0):
@@ -75,8 +106,12 @@ class SimulationSettings:
             raise SimulationError("allow at least one solver iteration per step")
         if not (self.tolerance >= 0 and self.damping >= 0 and np.isfinite(self.damping)):
             raise SimulationError("tolerance and damping must be non-negative")
-        if self.material not in ("auto", "arap", "corotational"):
+        if not (np.isfinite(self.stiffness_scale) and self.stiffness_scale > 0):
+            raise SimulationError("the stiffness scale must be positive; check the wobble frequency")
+        if self.material not in MATERIAL_MODELS:
             raise SimulationError(f"unknown material model {self.material!r}; use 'arap' or 'corotational'")
+        if self.rest_state not in REST_STATES:
+            raise SimulationError(f"unknown rest state {self.rest_state!r}; use 'pose' or 'rest'")
         return self
 
 
@@ -99,10 +134,7 @@ class SimState:
         return SimState(self.z.copy(), self.z_prev.copy(), self.q.copy(), self.q_prev.copy(), self.step)
 
 
-_EMPTY = np.empty(0)
-
-
-def _traces(Rs: np.ndarray, Fs: np.ndarray) -> np.ndarray:
+def cluster_traces(Rs: np.ndarray, Fs: np.ndarray) -> np.ndarray:
     """s_c = tr(R_c^T F_c) (r,) for stacked R_c^T and F_c^T (3r x 3)."""
     return np.einsum("ij,ij->i", Rs.reshape(-1, 9), Fs.reshape(-1, 9))
 
@@ -122,6 +154,51 @@ class StepReport:
     backtracks: int = 0
 
 
+@dataclass(frozen=True)
+class _System:
+    """The prefactored global step for one stiffness scale kappa and damping c.
+
+    chol: Cholesky factor of H = 2 kappa A_L + (1/h^2 + c/h) A_M (4m x 4m);
+    K_R (4m x 3r) maps stacked rotations to modes, Z = K_R Rs + Z0;
+    K_F (4m x 3r) = H^-1 C_W^T, for the co-rotational volume force;
+    w3 (3r, 1) kappa mu_c per row of the stacked F; lam (r,) kappa lam_c.
+    """
+
+    kappa: float
+    damping: float
+    chol: tuple[np.ndarray, bool]
+    K_R: np.ndarray
+    K_F: np.ndarray
+    w3: np.ndarray
+    lam: np.ndarray
+    ch: float
+
+
+@dataclass(frozen=True)
+class _StepTerms:
+    """Everything one step's potential needs besides Z (all 4m x 3 unless noted).
+
+    lin, e0: the elastic energy's linear coefficient and constant (unscaled);
+    Fr (3r x 3): the rig's stacked cluster gradients F_rig,c^T;
+    Zh: inertial prediction 2 z - z_prev; z: the state now; dq: the rig's
+    momentum change q - (2 q_now - q_before); Z0: the global step's constant part.
+    """
+
+    lin: np.ndarray
+    e0: float
+    Fr: np.ndarray
+    Zh: np.ndarray
+    z: np.ndarray
+    dq: np.ndarray
+    Z0: np.ndarray
+
+
+def character_size(X: np.ndarray) -> float:
+    """Twice the largest distance of a vertex from the centroid, X (n, 3): invariant under rotations."""
+    X = np.asarray(X, dtype=np.float64)
+    return 2.0 * float(np.sqrt(np.max(np.sum((X - X.mean(axis=0)) ** 2, axis=1))))
+
+
 class Simulator:
     """Steps a :class:`ReducedModel` forward in time."""
 
@@ -130,41 +207,73 @@ class Simulator:
         self.settings = (settings or SimulationSettings()).validated()
         s = self.settings
         self.arap = s.material == "arap" or (s.material == "auto" and model.is_arap)
-        h = s.time_step
-        self._ih2 = 1.0 / (h * h)
-        self._ch = s.damping / h
-        A_M = model.A_M
-        H = 2.0 * model.A_L + (self._ih2 + self._ch) * A_M
-        self._chol = sla.cho_factor(0.5 * (H + H.T))
-        r = model.r
-        self._w3 = np.repeat(model.cluster_mu, 3)[:, None]  # cluster stiffness per F row
-        self._lam = np.zeros(r) if self.arap else model.cluster_lam
-        # Z = K_R Rs + Z0 is the global step: K_R maps the stacked rotations to modes.
-        self._K_R = sla.cho_solve(self._chol, 2.0 * (model.C_W * self._w3).T)
-        self._K_F = sla.cho_solve(self._chol, model.C_W.T)
-        self._size = float(np.linalg.norm(model.X.max(axis=0) - model.X.min(axis=0)))
+        self.pose = s.rest_state == "pose"
+        self._ih2 = 1.0 / (s.time_step * s.time_step)
+        self._mu3 = np.repeat(model.cluster_mu, 3)[:, None]  # cluster stiffness per F row
+        self._lam = np.zeros(model.r) if self.arap else model.cluster_lam
+        self._systems: dict[tuple[float, float], _System] = {}
+        self._sys = self.system(s.stiffness_scale, s.damping)
+        self._size = character_size(model.X)
         self._mass_total = float(model.masses.sum())
         g = np.asarray(s.gravity, dtype=np.float64)
         self._gravity = None if not g.any() else np.outer(model.basis().T @ model.masses, g)
         self._A_RR = None
-        if model.rig_weights is not None:
+        if model.rig_weights is not None and not self.pose:
             YR = (model.rig_weights[:, :, None] * homogeneous(model.X)[:, None, :]).reshape(model.n, -1)
             self._A_RR = YR.T @ (scalar_laplacian(model.mesh(), model.mu) @ YR)
         self._basis: np.ndarray | None = None
         self._positions_ops: tuple[np.ndarray, np.ndarray, sp.csr_matrix, sp.csr_matrix] | None = None
 
-    # ------------------------------------------------------------------ rig input
-    def _rig_terms_lbs(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    @property
+    def size(self) -> float:
+        """The character size (m) the tolerance and the blow-up guard are relative to."""
+        return self._size
+
+    def system(self, stiffness_scale: float, damping: float) -> _System:
+        """The factorised global step for stiffness scale kappa and damping c (1/s), cached."""
+        key = (float(stiffness_scale), float(damping))
+        found = self._systems.get(key)
+        if found is not None:
+            return found
+        kappa, c = key
+        if not (np.isfinite(kappa) and kappa > 0 and np.isfinite(c) and c >= 0):
+            raise SimulationError(
+                f"stiffness scale {kappa:g} and damping {c:g} must be positive and finite; check the wobble controls"
+            )
         m = self.model
-        if m.A_LR is None or m.A_MR is None or m.C_R is None or self._A_RR is None:
+        h = self.settings.time_step
+        H = 2.0 * kappa * m.A_L + (self._ih2 + c / h) * m.A_M
+        chol = sla.cho_factor(0.5 * (H + H.T))
+        w3 = kappa * self._mu3
+        new = _System(
+            kappa=kappa,
+            damping=c,
+            chol=chol,
+            K_R=sla.cho_solve(chol, 2.0 * (m.C_W * w3).T),
+            K_F=sla.cho_solve(chol, m.C_W.T),
+            w3=w3,
+            lam=kappa * self._lam,
+            ch=c / h,
+        )
+        if len(self._systems) >= SYSTEM_CACHE:
+            self._systems.pop(next(iter(self._systems)))
+        self._systems[key] = new
+        return new
+
+    # ------------------------------------------------------------------ rig input
+    def _rig_terms_lbs(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, float]:
+        m = self.model
+        if m.A_LR is None or m.A_MR is None or m.C_R is None:
             raise SimulationError("this model was built without an LBS rig; drive it with rig positions instead")
         P = rig_matrix(p)
         if P.shape[0] != m.A_LR.shape[1]:
             raise SimulationError(f"expected {3 * m.A_LR.shape[1]} rig parameters, got {np.size(p)}")
-        const = float(np.sum(P * (self._A_RR @ P)))
-        return m.A_LR @ P, m.A_MR @ P, m.C_R @ P, const
+        if self.pose:
+            return m.A_MR @ P, m.C_R @ P, None, 0.0
+        assert self._A_RR is not None
+        return m.A_MR @ P, m.C_R @ P, m.A_LR @ P, float(np.sum(P * (self._A_RR @ P)))
 
-    def _rig_terms_positions(self, x_rig: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    def _rig_terms_positions(self, x_rig: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, float]:
         if self._positions_ops is None:
             m = self.model
             mesh = m.mesh()
@@ -176,12 +285,18 @@ class Simulator:
         x = np.asarray(x_rig, dtype=np.float64)
         if x.shape != (self.model.n, 3):
             raise SimulationError(f"rig positions must have shape ({self.model.n}, 3), got {x.shape}")
-        return LY.T @ x, MY.T @ x, np.asarray(CD @ x), float(np.sum(x * (Ls @ x)))
+        if self.pose:
+            return MY.T @ x, np.asarray(CD @ x), None, 0.0
+        return MY.T @ x, np.asarray(CD @ x), LY.T @ x, float(np.sum(x * (Ls @ x)))
 
     def _rig_terms(
         self, p: np.ndarray | None, x_rig: np.ndarray | None
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
-        """(b_L, q, F_rig, constant) for an LBS pose p or rig positions x_rig; exactly one must be given."""
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, float]:
+        """(q, F_rig, b_L, constant) for an LBS pose p or rig positions x_rig; exactly one must be given.
+
+        b_L (4m x 3) and the constant are the rig's Laplacian terms, needed
+        only by the "rest" energy (None and 0 for "pose").
+        """
         if p is not None:
             return self._rig_terms_lbs(p)
         if x_rig is None:
@@ -190,7 +305,7 @@ class Simulator:
 
     def rig_momentum(self, p: np.ndarray | None = None, x_rig: np.ndarray | None = None) -> np.ndarray:
         """q = Y^T M x_rig (4m x 3) for an LBS pose p or rig positions x_rig (n, 3)."""
-        return self._rig_terms(p, x_rig)[1]
+        return self._rig_terms(p, x_rig)[0]
 
     # ------------------------------------------------------------------ states
     def initial_state(
@@ -200,7 +315,7 @@ class Simulator:
         p_prev: np.ndarray | None = None,
         x_rig_prev: np.ndarray | None = None,
     ) -> SimState:
-        """At rest relative to the rig; the rig's previous pose sets its initial velocity."""
+        """At rest relative to the rig; the rig's previous pose (one *step* back) sets its initial velocity."""
         q = self.rig_momentum(p, x_rig)
         if p_prev is not None or x_rig_prev is not None:
             q_prev = self.rig_momentum(p_prev, x_rig_prev)
@@ -210,17 +325,38 @@ class Simulator:
         return SimState(z=z, z_prev=z.copy(), q=q, q_prev=q_prev)
 
     # ------------------------------------------------------------------ energy
-    def _energy(self, Z: np.ndarray, s: np.ndarray, const: float) -> float:
-        """Reduced incremental potential at Z, given s_c = tr(R_c^T F_c) at Z and the rig constant."""
+    def _elastic_linear_terms(self, Fr: np.ndarray, bL: np.ndarray | None, const: float) -> tuple[np.ndarray, float]:
+        """(lin (4m x 3), e0) with Psi(Z) = Z.A_L Z + lin.Z + e0 - 2 mu.s + lam/2 (s - 3)^2 (unscaled).
+
+        "rest": lin = 2 b_L, e0 = the rig's Laplacian constant + 3 sum mu.
+        "pose": minus Psi_rest(0) and its gradient at 0; only the rig's cluster
+        rotations R0 enter: lin = C_W^T (2 mu R0 - lam (s0 - 3) R0),
+        e0 = 2 mu.s0 - lam/2 (s0 - 3)^2.
+        """
         m = self.model
-        d = Z - self._Zh
-        e = float(np.sum(Z * (m.A_L @ Z)) + 2.0 * np.sum(Z * self._bL))
-        e += const - 2.0 * float(self.model.cluster_mu @ s) + 3.0 * float(self.model.cluster_mu.sum())
-        e += 0.5 * float(self._lam @ (s - 3.0) ** 2)
-        e += 0.5 * self._ih2 * float(np.sum(d * (m.A_M @ d))) + self._ih2 * float(np.sum(d * self._dq))
-        if self._ch:
-            dz = Z - self._Zc
-            e += 0.5 * self._ch * float(np.sum(dz * (m.A_M @ dz)))
+        if not self.pose:
+            assert bL is not None
+            return 2.0 * bL, const + 3.0 * float(m.cluster_mu.sum())
+        R0, s0 = self._rotations(Fr)
+        force = (2.0 * self._mu3 - np.repeat(self._lam * (s0 - 3.0), 3)[:, None]) * R0
+        e0 = 2.0 * float(m.cluster_mu @ s0) - 0.5 * float(self._lam @ (s0 - 3.0) ** 2)
+        return m.C_W.T @ force, e0
+
+    def _elastic(self, Z: np.ndarray, s: np.ndarray, lin: np.ndarray, e0: float) -> float:
+        """Psi(Z) (unscaled, J) given s_c = tr(R_c^T F_c) at Z: the one place the elastic energy is written."""
+        m = self.model
+        e = float(np.sum(Z * (m.A_L @ Z))) + float(np.sum(Z * lin)) + e0
+        return e - 2.0 * float(m.cluster_mu @ s) + 0.5 * float(self._lam @ (s - 3.0) ** 2)
+
+    def _potential(self, sys: _System, t: _StepTerms, Z: np.ndarray, s: np.ndarray) -> float:
+        """The incremental potential E(Z) of one step (J)."""
+        A_M = self.model.A_M
+        d = Z - t.Zh
+        e = sys.kappa * self._elastic(Z, s, t.lin, t.e0)
+        e += 0.5 * self._ih2 * float(np.sum(d * (A_M @ d))) + self._ih2 * float(np.sum(d * t.dq))
+        if sys.ch:
+            dz = Z - t.z
+            e += 0.5 * sys.ch * float(np.sum(dz * (A_M @ dz)))
         if self._gravity is not None:
             e -= float(np.sum(Z * self._gravity))
         return e
@@ -228,12 +364,26 @@ class Simulator:
     def _rotations(self, Fs: np.ndarray, traces: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """Stacked R^T (3r x 3) for stacked F^T (3r x 3), and s_c = tr(R_c^T F_c) (empty if not ``traces``)."""
         r = self.model.r
-        Ft = Fs.reshape(r, 3, 3)
-        Rt = rotation(Ft)
-        Rs = Rt.reshape(3 * r, 3)
-        return Rs, _traces(Rs, Fs) if traces else _EMPTY
+        Rs = rotation(Fs.reshape(r, 3, 3)).reshape(3 * r, 3)
+        return Rs, cluster_traces(Rs, Fs) if traces else np.empty(0)
+
+    def _rms(self, dZ: np.ndarray) -> float:
+        """Mass-weighted RMS (m) of the displacement change u = Y dZ."""
+        return float(np.sqrt(max(np.sum(dZ * (self.model.A_M @ dZ)), 0.0) / self._mass_total))
 
     # ------------------------------------------------------------------ step
+    def _terms(self, sys: _System, state: SimState, q: np.ndarray, Fr: np.ndarray, lin: np.ndarray, e0: float):
+        A_M = self.model.A_M
+        Zh = 2.0 * state.z - state.z_prev
+        dq = q - (2.0 * state.q - state.q_prev)
+        rhs = -sys.kappa * lin + self._ih2 * (A_M @ Zh - dq)
+        if sys.ch:
+            rhs += sys.ch * (A_M @ state.z)
+        if self._gravity is not None:
+            rhs += self._gravity
+        Z0 = sla.cho_solve(sys.chol, rhs, check_finite=False)
+        return _StepTerms(lin=lin, e0=e0, Fr=Fr, Zh=Zh, z=state.z, dq=dq, Z0=Z0)
+
     def step(
         self,
         state: SimState,
@@ -241,12 +391,15 @@ class Simulator:
         x_rig: np.ndarray | None = None,
         frame: float | None = None,
         record: list[float] | None = None,
+        stiffness_scale: float | None = None,
+        damping: float | None = None,
     ) -> tuple[SimState, StepReport]:
         """Advance one time step to the rig pose p (LBS parameters) or rig positions x_rig (n, 3).
 
-        ``record``, if given, receives the energy after every local and every
-        global step (used by tests of monotonicity).  Raises
-        :class:`SimulationError` naming ``frame`` on non-finite input or blow-up.
+        stiffness_scale, damping: this step's values when they are animated
+        (default: the settings').  ``record``, if given, receives the energy
+        after every local and every global step (tests of monotonicity).
+        Raises :class:`SimulationError` naming ``frame`` on non-finite input or blow-up.
         """
         where = f"frame {frame:g}: " if frame is not None else f"step {state.step + 1}: "
         if (p is None) == (x_rig is None):
@@ -258,110 +411,120 @@ class Simulator:
             )
         if not (np.isfinite(state.z).all() and np.isfinite(state.z_prev).all()):
             raise SimulationError(where + "the simulation state holds NaN; clear the cache and simulate again")
-        bL, q, Fr, const = self._rig_terms(p, x_rig)
-        m = self.model
-        ih2 = self._ih2
-        self._bL = bL
-        self._Zh = 2.0 * state.z - state.z_prev
-        self._Zc = state.z
-        self._dq = q - (2.0 * state.q - state.q_prev)
-        rhs = -2.0 * bL + ih2 * (m.A_M @ self._Zh - self._dq)
-        if self._ch:
-            rhs += self._ch * (m.A_M @ state.z)
-        if self._gravity is not None:
-            rhs += self._gravity
-        Z0 = sla.cho_solve(self._chol, rhs, check_finite=False)
+        sys = self._sys
+        if stiffness_scale is not None or damping is not None:
+            s = self.settings
+            sys = self.system(
+                s.stiffness_scale if stiffness_scale is None else stiffness_scale,
+                s.damping if damping is None else damping,
+            )
+        q, Fr, bL, const = self._rig_terms(p, x_rig)
+        lin, e0 = self._elastic_linear_terms(Fr, bL, const)
+        terms = self._terms(sys, state, q, Fr, lin, e0)
+        solve = self._solve_arap if self.arap else self._solve_corotational
+        Z, report = solve(sys, terms, record)
+        self._check(Z, where)
+        return SimState(z=Z, z_prev=state.z, q=q, q_prev=state.q, step=state.step + 1), report
+
+    def _solve_arap(self, sys: _System, t: _StepTerms, record: list[float] | None) -> tuple[np.ndarray, StepReport]:
+        """Local-global iterations: rotations, then one prefactored solve; monotone in the energy."""
+        C_W = self.model.C_W
         tol = self.settings.tolerance * self._size
-        Z = state.z.copy()
-        Fs = m.C_W @ Z + Fr
+        n_iter = self.settings.max_iterations
+        Z = t.z.copy()
+        Fs = C_W @ Z + t.Fr
+        Rs, s = self._rotations(Fs, traces=record is not None)
+        if record is not None:
+            record.append(self._potential(sys, t, Z, s))
+        residual, it = np.inf, 0
+        for it in range(1, n_iter + 1):
+            Z_new = sys.K_R @ Rs + t.Z0
+            if record is not None:
+                record.append(self._potential(sys, t, Z_new, cluster_traces(Rs, C_W @ Z_new + t.Fr)))
+            if tol > 0.0 or it == n_iter:  # with tolerance 0 only the final update is reported
+                residual = self._rms(Z_new - Z)
+            Z = Z_new
+            Fs = C_W @ Z + t.Fr
+            done = residual <= tol or it == n_iter
+            if done and record is None:
+                break  # no local step follows the last global one
+            Rs, s = self._rotations(Fs, traces=record is not None)
+            if record is not None:
+                record.append(self._potential(sys, t, Z, s))
+            if done:
+                break
+        energy = self._potential(sys, t, Z, cluster_traces(Rs, Fs))
+        return Z, StepReport(iterations=it, residual=residual, energy=energy)
+
+    def _solve_corotational(
+        self, sys: _System, t: _StepTerms, record: list[float] | None
+    ) -> tuple[np.ndarray, StepReport]:
+        """Quasi-Newton with the constant system matrix and an Armijo line search on the true energy."""
+        C_W = self.model.C_W
+        tol = self.settings.tolerance * self._size
+        n_iter = self.settings.max_iterations
+        Z = t.z.copy()
+        Fs = C_W @ Z + t.Fr
         Rs, s = self._rotations(Fs)
-        residual, iters, backtracks = np.inf, 0, 0
-        energy = self._energy(Z, s, const) if (record is not None or not self.arap) else np.nan
+        energy = self._potential(sys, t, Z, s)
         if record is not None:
             record.append(energy)
-        for iters in range(1, self.settings.max_iterations + 1):
-            if self.arap:
-                Z_new = self._K_R @ Rs + Z0
-                if record is not None:
-                    Fs_g = m.C_W @ Z_new + Fr
-                    s_fixed = _traces(Rs, Fs_g)
-                    record.append(self._energy(Z_new, s_fixed, const))
-            else:
-                # Quasi-Newton direction with the constant system matrix.
-                target = self._K_R @ Rs - self._K_F @ (np.repeat(self._lam * (s - 3.0), 3)[:, None] * Rs) + Z0
-                dZ = target - Z
-                grad_dot = -float(np.sum(dZ * self._hess_dot(dZ)))
-                dF = m.C_W @ dZ
-                alpha = 1.0
-                while True:
-                    Fs_t = Fs + alpha * dF
-                    Rs_t, s_t = self._rotations(Fs_t)
-                    e_t = self._energy(Z + alpha * dZ, s_t, const)
-                    if e_t <= energy + ARMIJO * alpha * grad_dot or backtracks >= MAX_BACKTRACKS:
-                        break
-                    alpha *= 0.5
-                    backtracks += 1
-                Z_new = Z + alpha * dZ
-                energy = e_t
-            last = iters == self.settings.max_iterations
-            if tol > 0.0 or last:  # with tolerance 0 only the final update is reported
-                delta = Z_new - Z
-                residual = float(np.sqrt(max(np.sum(delta * (m.A_M @ delta)), 0.0) / self._mass_total))
-            Z = Z_new
-            Fs = m.C_W @ Z + Fr
-            if self.arap:
-                # No local step follows the last global one: the energy below uses the rotations in hand.
-                if not (last and record is None):
-                    Rs, s = self._rotations(Fs, traces=record is not None)
-                if record is not None:
-                    record.append(self._energy(Z, s, const))
-            else:
-                Rs, s = Rs_t, s_t
-                if record is not None:
-                    record.append(energy)
+        residual, it, backtracks = np.inf, 0, 0
+        for it in range(1, n_iter + 1):
+            target = sys.K_R @ Rs - sys.K_F @ (np.repeat(sys.lam * (s - 3.0), 3)[:, None] * Rs) + t.Z0
+            dZ = target - Z
+            slope = -float(np.sum(dZ * self._hess_dot(sys, dZ)))
+            dF = C_W @ dZ
+            alpha = 1.0
+            while True:
+                Rs_t, s_t = self._rotations(Fs + alpha * dF)
+                e_t = self._potential(sys, t, Z + alpha * dZ, s_t)
+                if e_t <= energy + ARMIJO * alpha * slope or backtracks >= MAX_BACKTRACKS:
+                    break
+                alpha *= 0.5
+                backtracks += 1
+            if tol > 0.0 or it == n_iter:
+                residual = self._rms(alpha * dZ)
+            Z = Z + alpha * dZ
+            Fs = Fs + alpha * dF
+            Rs, s, energy = Rs_t, s_t, e_t
+            if record is not None:
+                record.append(energy)
             if residual <= tol:
                 break
-        if self.arap and not np.isfinite(energy):
-            s = _traces(Rs, Fs)
-            energy = self._energy(Z, s, const)
-        self._check(Z, where)
-        new = SimState(z=Z, z_prev=state.z, q=q, q_prev=state.q, step=state.step + 1)
-        return new, StepReport(iterations=iters, residual=residual, energy=float(energy), backtracks=backtracks)
+        return Z, StepReport(iterations=it, residual=residual, energy=energy, backtracks=backtracks)
 
     def elastic_energy(self, z: np.ndarray, p: np.ndarray | None = None, x_rig: np.ndarray | None = None) -> float:
-        """Hyper-reduced elastic energy (J) of secondary motion z on the rig pose p or x_rig.
+        """Hyper-reduced elastic energy kappa * Psi (J) of secondary motion z on the rig pose p or x_rig.
 
-        ``sum_e mu_e V_e ||F_e - R_c||^2 + sum_c lam_c/2 (tr(R_c^T F_c) - 3)^2``
-        with R_c = polar(F_c); zero at rest.
+        Zero at rest for "rest", and zero at z = 0 on every pose for "pose".
         """
-        bL, _, Fr, const = self._rig_terms(p, x_rig)
-        m = self.model
-        _, s = self._rotations(m.C_W @ z + Fr)
-        e = float(np.sum(z * (m.A_L @ z)) + 2.0 * np.sum(z * bL)) + const
-        e += 3.0 * float(m.cluster_mu.sum()) - 2.0 * float(m.cluster_mu @ s) + 0.5 * float(self._lam @ (s - 3.0) ** 2)
-        return e
+        _, Fr, bL, const = self._rig_terms(p, x_rig)
+        lin, e0 = self._elastic_linear_terms(Fr, bL, const)
+        _, s = self._rotations(self.model.C_W @ z + Fr)
+        return self._sys.kappa * self._elastic(z, s, lin, e0)
 
     def kinetic_energy(self, state: SimState) -> float:
         """Kinetic energy (J) of the secondary motion alone, from the last step's velocity."""
         dz = state.z - state.z_prev
         return 0.5 * self._ih2 * float(np.sum(dz * (self.model.A_M @ dz)))
 
-    def _hess_dot(self, dZ: np.ndarray) -> np.ndarray:
+    def _hess_dot(self, sys: _System, dZ: np.ndarray) -> np.ndarray:
         """H dZ for the constant quasi-Newton matrix H (so grad . dZ = -dZ^T H dZ)."""
         m = self.model
-        return 2.0 * (m.A_L @ dZ) + (self._ih2 + self._ch) * (m.A_M @ dZ)
+        return 2.0 * sys.kappa * (m.A_L @ dZ) + (self._ih2 + sys.ch) * (m.A_M @ dZ)
 
     def _check(self, Z: np.ndarray, where: str) -> None:
         if not np.isfinite(Z).all():
             raise SimulationError(
                 where + "the simulation produced NaN; the time step is too large for the stiffness "
-                "(add sub-steps or lower Young's modulus) or the rig jumps between frames"
+                "(add sub-steps or lower the wobble frequency) or the rig jumps between frames"
             )
         rms = float(np.sqrt(np.sum(Z * (self.model.A_M @ Z)) / self._mass_total))
         if rms > BLOWUP_FACTOR * self._size:
             raise SimulationError(
                 where + f"the simulation blew up (secondary motion {rms:.3g} m on a {self._size:.3g} m character); "
-                "add sub-steps, add damping or lower Young's modulus"
+                "raise the damping or the wobble frequency, or check the rig for jumps"
             )
 
     # ------------------------------------------------------------------ output

@@ -40,14 +40,14 @@ def test_stress_and_stiffness_are_the_derivatives_of_the_energy():
     assert w.min() >= -1e-10
 
 
-@pytest.fixture(scope="module")
-def reference_run():
-    """756-vertex bar, bending rig, 3 steps of the full-space solver."""
+@pytest.fixture(scope="module", params=["pose", "rest"])
+def reference_run(request):
+    """756-vertex bar, bending rig, 3 steps of the full-space solver (both rest states)."""
     s = bar_scene(cells_per_unit=5, bones=3)
     mat = Material.uniform(s.mesh.t, 3e4, 0.0, 1000.0)
     masses = lumped_mass(s.mesh, mat.density)
     d = default_leak_field(s.mesh)
-    ref = FullSpaceReference(s.mesh, mat, s.rig, masses, d, H)
+    ref = FullSpaceReference(s.mesh, mat, s.rig, masses, d, H, rest_state=request.param)
 
     def x(k):
         return s.positions(max(k, 0) * H, amplitude=1.2, frequency=1.5)
@@ -59,12 +59,12 @@ def reference_run():
         new, _ = ref.step(u, u_prev, x(k + 1), x(k), x(k - 1))
         u_prev, u = u, new
         out.append(u)
-    return s, mat, masses, d, out
+    return s, mat, masses, d, out, request.param
 
 
 @pytest.mark.slow
 def test_reference_is_complementary_and_moves(reference_run):
-    s, _, masses, d, us = reference_run
+    s, _, masses, d, us, _ = reference_run
     Jc = complementarity_matrix(s.rig.jacobian(s.mesh.X), masses, d)
     u = us[-1]
     assert np.abs(u).max() > 0.01 * s.length
@@ -79,12 +79,45 @@ def test_reduced_solver_converges_toward_the_reference_as_modes_grow(reference_r
     relative error must drop at least 2x from 4 to 32 modes (measured: 0.77
     to 0.28); bench/ reports the whole table.
     """
-    s, mat, _, d, us = reference_run
+    s, mat, _, d, us, rest_state = reference_run
     errors = {}
     for m in (4, 32):
         model = build_reduced_model(s.mesh, mat, s.rig, m=m, r=s.mesh.t, leak=d)
-        sim = Simulator(model, SimulationSettings(time_step=H, max_iterations=50, tolerance=1e-8))
+        sim = Simulator(
+            model, SimulationSettings(time_step=H, max_iterations=50, tolerance=1e-8, rest_state=rest_state)
+        )
         state = sim.initial_state(s.parameters(0.0, amplitude=1.2, frequency=1.5))
         state, _ = sim.step(state, s.parameters(H, amplitude=1.2, frequency=1.5))
         errors[m] = np.linalg.norm(sim.displacement(state) - us[0]) / np.linalg.norm(us[0])
     assert errors[32] <= 0.5 * errors[4], errors
+
+
+@pytest.mark.slow
+def test_a_held_pose_is_an_equilibrium_only_for_the_pose_rest_state():
+    """A bar bent 1.2 rad and held still: "pose" keeps u = 0, "rest" does not.
+
+    Full space and reduced alike: for "pose" the gradient at u = 0 is zero by
+    construction, so Newton stops at once and the reduced step returns 0 to
+    round-off (1e-12 of the bar's length, a few ulps of the products).  For
+    "rest" the elastic force of the bent bar moves the flesh by a visible
+    share of the length (> 1e-4).
+    """
+    s = bar_scene(cells_per_unit=3, bones=3)
+    mat = Material.uniform(s.mesh.t, 3e4, 0.0, 1000.0)
+    masses = lumped_mass(s.mesh, mat.density)
+    d = default_leak_field(s.mesh)
+    x = s.positions(0.25, amplitude=1.2, frequency=1.0)  # bent: quarter period of 1 Hz
+    p = s.parameters(0.25, amplitude=1.2, frequency=1.0)
+    model = build_reduced_model(s.mesh, mat, s.rig, m=8, r=40, leak=d)
+    moved = {}
+    for rest_state in ("pose", "rest"):
+        ref = FullSpaceReference(s.mesh, mat, s.rig, masses, d, H, rest_state=rest_state)
+        u0 = np.zeros_like(x)
+        u_full, _ = ref.step(u0, u0, x, x, x)
+        sim = Simulator(model, SimulationSettings(time_step=H, rest_state=rest_state))
+        state = sim.initial_state(p)
+        for _ in range(5):
+            state, _ = sim.step(state, p)
+        moved[rest_state] = (np.abs(u_full).max() / s.length, np.abs(sim.displacement(state)).max() / s.length)
+    assert max(moved["pose"]) <= 1e-12, moved
+    assert min(moved["rest"]) > 1e-4, moved

@@ -17,15 +17,6 @@ import numpy as np
 
 from .errors import MaterialError
 
-# Presets an animator can start from.  Stiffness sets the jiggle frequency
-# (roughly sqrt(E / rho) / size); these give a few Hz on a 0.3 m body part.
-PRESETS: dict[str, dict[str, float]] = {
-    "JELLY": {"youngs_modulus": 2.0e3, "poisson_ratio": 0.30, "density": 1000.0},
-    "FAT": {"youngs_modulus": 1.0e4, "poisson_ratio": 0.40, "density": 950.0},
-    "MUSCLE": {"youngs_modulus": 5.0e4, "poisson_ratio": 0.40, "density": 1060.0},
-    "RUBBER": {"youngs_modulus": 1.0e6, "poisson_ratio": 0.45, "density": 1100.0},
-}
-
 # Above this the (1 - 2 nu) denominator makes lam explode and the co-rotational
 # line search stalls; nearly incompressible flesh is 0.45-0.49.
 MAX_POISSON = 0.49
@@ -39,8 +30,9 @@ def lame_parameters(
     nu = np.asarray(poisson_ratio, dtype=np.float64)
     if not (np.isfinite(E).all() and (E > 0).all()):
         raise MaterialError("Young's modulus must be positive and finite everywhere; check the stiffness settings")
-    if not (np.isfinite(nu).all() and (nu >= 0).all() and (nu <= MAX_POISSON).all()):
+    if not (np.isfinite(nu).all() and (nu >= 0).all() and (nu <= MAX_POISSON + 1e-6).all()):
         raise MaterialError(f"Poisson ratio must lie in [0, {MAX_POISSON}]; lower it for a stable simulation")
+    nu = np.minimum(nu, MAX_POISSON)  # Blender's float32 0.49 is 0.49000001
     mu = E / (2.0 * (1.0 + nu))
     lam = E * nu / ((1.0 + nu) * (1.0 - 2.0 * nu))
     return mu, lam

@@ -84,10 +84,11 @@ class SolverSettings:
 
     stiffness: "frequency" (scale-free: the slowest secondary motion wobbles
     at ``wobble_hz``, whatever the character's size and the material's
-    pascals) or "physical" (the material's Young's modulus and density as
-    given, in SI units).  damping_ratio: of the slowest motion (0 rings on,
-    1 is critically damped).  rest_state: "pose" settles on the animated
-    pose, "rest" relaxes towards the elastic rest shape (see simulator.py).
+    pascals) or "physical" (``youngs_modulus`` (Pa) and ``density`` (kg/m^3)
+    in SI units; the modes were built with the character's MaterialSettings,
+    and only the ratio of the two matters to the motion, so these scale it).
+    damping_ratio: of the slowest motion (0 rings on, 1 is critically damped).
+    rest_state: "pose" settles on the animated pose, "rest" relaxes towards the elastic rest shape (see simulator.py).
     preroll: frames simulated before the start and discarded, so a shot that
     starts mid-motion starts with its flesh already in motion.
     """
@@ -99,6 +100,8 @@ class SolverSettings:
     stiffness: str = "frequency"
     wobble_hz: float = 3.0
     damping_ratio: float = 0.2
+    youngs_modulus: float = MaterialSettings.youngs_modulus
+    density: float = MaterialSettings.density
     rest_state: str = "pose"
     material_model: str = "auto"
     preroll: int = 0
@@ -129,6 +132,7 @@ class PreparedCharacter:
     key: str
     stats: dict[str, float] = field(default_factory=dict)
     messages: list[str] = field(default_factory=list)
+    base: MaterialSettings = MaterialSettings()
     _omega0: dict[bool, float] = field(default_factory=dict, repr=False)
 
     def slowest_frequency(self, arap: bool) -> float:
@@ -261,7 +265,18 @@ def prepare_character(
         key=key,
         stats=stats,
         messages=log,
+        base=material,
     )
+
+
+def physical_scale(prepared: PreparedCharacter, solver: SolverSettings) -> float:
+    """kappa for the solver's physical material on a model built with ``prepared.base``.
+
+    The motion depends on stiffness over density only (the rig's inertial
+    force scales with the mass too), so kappa = (E / E_base) (rho_base / rho).
+    """
+    base = prepared.base
+    return (solver.youngs_modulus / base.youngs_modulus) * (base.density / solver.density)
 
 
 RigFrames = Mapping[int, np.ndarray] | Callable[[int], np.ndarray]
@@ -349,7 +364,8 @@ class FrameSimulation:
             (self.solver.wobble_hz, self.solver.damping_ratio) if self._controls is None else self._controls(frame)
         )
         if self.solver.stiffness == "physical":
-            return 1.0, 2.0 * zeta * self.omega0
+            kappa = physical_scale(self.prepared, self.solver)
+            return kappa, 2.0 * zeta * self.omega0 * float(np.sqrt(kappa))
         return stiffness_scale(self.omega0, hz), damping_coefficient(hz, zeta)
 
     @property

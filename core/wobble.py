@@ -52,10 +52,10 @@ def rest_hessian(model: ReducedModel, arap: bool) -> np.ndarray:
     K = 2.0 * np.kron(model.A_L, np.eye(3))
     for i, j in ((0, 1), (0, 2), (1, 2)):
         # dW_ij / dZ[a, k] = (Cc[c, j, a] delta_ik - Cc[c, i, a] delta_jk) / 2; ||W||^2 = 2 sum_{i<j} W_ij^2.
-        dW = np.zeros((r, q, 3))
-        dW[:, :, i] = 0.5 * Cc[:, j, :]
-        dW[:, :, j] = -0.5 * Cc[:, i, :]
-        dW = dW.reshape(r, 3 * q)
+        grad = np.zeros((r, q, 3))
+        grad[:, :, i] = 0.5 * Cc[:, j, :]
+        grad[:, :, j] = -0.5 * Cc[:, i, :]
+        dW = grad.reshape(r, 3 * q)
         K -= 4.0 * (dW * model.cluster_mu[:, None]).T @ dW
     if not arap:
         dt = Cc.transpose(0, 2, 1).reshape(r, 3 * q)  # d tr(G_c) / d Z[a, k] = Cc[c, k, a]

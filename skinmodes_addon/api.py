@@ -1,7 +1,7 @@
 """A small Python API for technical directors and pipelines.
 
     from bl_ext.user_default.skinmodes import api
-    api.configure(obj, modes=24, youngs_modulus=5e3)
+    api.configure(obj, modes=24, wobble_hz=4.0, damping_ratio=0.3)
     summary = api.bake(obj, frames=(1, 120), output="PC2")
     api.clear_bake(obj)
 
@@ -17,31 +17,14 @@ import bpy
 
 from .bake import BakeJob
 from .bake import clear_bake as _clear_bake
-from .core.errors import SkinmodesError
+from .core.settings import names as setting_names
+from .core.settings import validate_all
 from .props import scene_of
 from .props import settings as _settings
 from .session import build_session
 
-SETTABLE = {
-    "modes",
-    "clusters",
-    "target_tets",
-    "tet_method",
-    "loose_parts",
-    "material_preset",
-    "youngs_modulus",
-    "poisson_ratio",
-    "density",
-    "stiffness_group",
-    "density_group",
-    "leak_mode",
-    "leak_group",
-    "substeps",
-    "iterations",
-    "damping",
-    "output",
-    "cache_dir",
-}
+# Every user setting of core/settings.py (the stage "ui" preset included).
+SETTABLE = frozenset(setting_names())
 
 
 def settings(obj: bpy.types.Object) -> Any:
@@ -50,15 +33,16 @@ def settings(obj: bpy.types.Object) -> Any:
 
 
 def configure(obj: bpy.types.Object, **values: Any) -> None:
-    """Set several settings at once; unknown names raise before anything changes."""
-    unknown = sorted(set(values) - SETTABLE)
-    if unknown:
-        raise SkinmodesError(f"unknown setting(s) {', '.join(unknown)}; known: {', '.join(sorted(SETTABLE))}")
+    """Set several settings at once.
+
+    Every value is checked first (names, types, ranges: one line naming the
+    setting and its range); nothing changes unless all are valid.  The
+    preset is applied first, so explicit values given with it win.
+    """
+    checked = validate_all(values)
     s = _settings(obj)
-    for name, value in values.items():
-        if isinstance(value, str) and name in ("tet_method", "loose_parts", "material_preset", "leak_mode", "output"):
-            value = value.upper()
-        setattr(s, name, value)
+    for name in sorted(checked, key=lambda n: n != "material_preset"):
+        setattr(s, name, checked[name])
 
 
 def compute_modes(obj: bpy.types.Object, scene: bpy.types.Scene | None = None) -> dict[str, float]:
@@ -78,6 +62,8 @@ def bake(obj: bpy.types.Object, frames: tuple[int, int] | None = None, output: s
         "seconds": round(job.seconds, 3),
         "files": job.files,
         "messages": job.messages,
+        "warnings": job.warnings,
+        "max_offset_percent": round(100.0 * job.max_offset, 3),
     }
 
 

@@ -25,7 +25,7 @@ from typing import cast
 import bpy
 import numpy as np
 
-from .character import evaluated_coordinates
+from .character import evaluated_coordinates, fcurves_of
 from .core.errors import CacheError, SkinmodesError
 from .core.pc2 import PC2Writer, check_writable
 from .props import scene_of, settings
@@ -98,6 +98,8 @@ class BakeJob:
                 f"the frame range {self.start}-{self.end} is empty; set the end frame after the start frame"
             )
         self.messages: list[str] = []
+        self.warnings: list[str] = []  # the simulation's guard: implausible motion, said in one line each
+        self.max_offset = 0.0  # largest secondary offset, as a share of the character's size
         self.frames_done = 0
         self.seconds = 0.0
         self.files: list[str] = []
@@ -138,9 +140,11 @@ class BakeJob:
         k = len(session.character.rest)
         if self.output == "PC2":
             self._writer = PC2Writer(self.abs_path, k, float(self.start), self.total)
-        # The start state needs the rig's velocity: its first two frames.
+        # The start state needs the rig's velocity (its first two frames) and the pre-roll's frames.
         sample_range(
-            session, self.scene, [f for f in (self.start, self.start + 1) if f <= self.end and f not in session.rig]
+            session,
+            self.scene,
+            [f for f in range(session.first, self.start + 2) if f <= self.end and f not in session.rig],
         )
         session.ensure_simulation()  # build the solver (and fail, if it must) before the first frame
         depsgraph = bpy.context.evaluated_depsgraph_get()
@@ -157,6 +161,8 @@ class BakeJob:
                 self.frames_done += 1
                 self.seconds = time.perf_counter() - t0
                 yield self.frames_done / self.total
+        self.warnings = list(session.ensure_simulation().warnings)
+        self.max_offset = session.ensure_simulation().max_offset
 
     def run(self) -> BakeJob:
         """Run every step and commit; cancels cleanly on any error."""
@@ -191,7 +197,11 @@ class BakeJob:
             raise SkinmodesError("this bake was cancelled")
         self._closed = True
         try:
-            clear_bake(self.obj, delete_file=False)
+            s = settings(self.obj)
+            # The old .pc2 goes unless the new bake replaces it at the same path.
+            old_file = bpy.path.abspath(s.bake_file) if s.bake_kind == "PC2" and s.bake_file else ""
+            keep_old = self._writer is not None and old_file and Path(old_file) == Path(self.abs_path)
+            clear_bake(self.obj, delete_file=not keep_old)
             s = settings(self.obj)
             if self._writer is not None:
                 path = self._writer.commit()
@@ -204,6 +214,7 @@ class BakeJob:
             s.bake_kind = self.output
             s.bake_start, s.bake_end = self.start, self.end
             s.bake_key = self.session.key
+            s.bake_warning = self.warnings[0] if self.warnings else ""
         finally:
             if self._writer is not None:
                 self._writer.abort()  # no-op after a successful commit
@@ -248,22 +259,10 @@ def write_shape_keys(obj: bpy.types.Object, session: Session, offsets: dict[int,
         for frame, value in ((f - 1, 0.0), (f, 1.0), (f + 1, 0.0)):
             kb.value = value
             kb.keyframe_insert("value", frame=frame)
-    for fc in _fcurves(action):
+    for fc in fcurves_of(action):
         for kp in fc.keyframe_points:
             kp.interpolation = "CONSTANT"
     return action.name
-
-
-def _fcurves(action: bpy.types.Action) -> list[bpy.types.FCurve]:
-    """F-curves of an action, for both the 4.x and the layered (5.x) action API."""
-    if hasattr(action, "fcurves") and len(getattr(action, "fcurves", [])):
-        return list(action.fcurves)
-    curves: list[bpy.types.FCurve] = []
-    for layer in getattr(action, "layers", []):
-        for strip in layer.strips:
-            for bag in getattr(strip, "channelbags", []):
-                curves.extend(bag.fcurves)
-    return curves
 
 
 def clear_bake(obj: bpy.types.Object, delete_file: bool = True) -> None:

@@ -229,3 +229,15 @@ def evaluated_coordinates(
 ) -> np.ndarray:
     """Object-space positions (k, 3) float32 of the evaluated mesh (after its modifier stack)."""
     return vertex_positions(cast(bpy.types.Mesh, obj.evaluated_get(depsgraph).data), out)
+
+
+def fcurves_of(action: bpy.types.Action) -> list[bpy.types.FCurve]:
+    """F-curves of an action, for both the 4.x and the layered (5.x) action API."""
+    if hasattr(action, "fcurves") and len(getattr(action, "fcurves", [])):
+        return list(action.fcurves)
+    curves: list[bpy.types.FCurve] = []
+    for layer in getattr(action, "layers", []):
+        for strip in layer.strips:
+            for bag in getattr(strip, "channelbags", []):
+                curves.extend(bag.fcurves)
+    return curves

@@ -18,6 +18,7 @@ import bpy
 
 from . import api
 from .core.errors import SkinmodesError
+from .core.settings import PRESETS, SETTINGS
 
 OUTPUT_NAMES = {"pc2": "PC2", "shapekeys": "SHAPE_KEYS", "shape_keys": "SHAPE_KEYS"}
 
@@ -48,19 +49,20 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--output", choices=sorted(OUTPUT_NAMES), default="pc2", help="pc2 (default) or shapekeys")
     b.add_argument("--blend", help="open this .blend first (for the bpy module; blender -b FILE does it already)")
     b.add_argument("--no-save", action="store_true", help="do not save the .blend after baking")
-    for name, kind in (
-        ("modes", int),
-        ("clusters", int),
-        ("target-tets", int),
-        ("substeps", int),
-        ("iterations", int),
-        ("youngs-modulus", float),
-        ("poisson-ratio", float),
-        ("density", float),
-        ("damping", float),
-    ):
-        b.add_argument(f"--{name}", type=kind)
-    b.add_argument("--preset", choices=["jelly", "fat", "muscle", "rubber"])
+    # One flag per setting of core/settings.py: --wobble-hz 4, --tet-method lattice, ...
+    for st in SETTINGS:
+        if st.name == "output":
+            continue  # --output above names the formats the way the CLI always has
+        kind = {"int": int, "float": float}.get(st.kind, str)
+        choices = [c.id.lower() for c in st.choices] or None
+        b.add_argument(
+            st.flag,
+            dest=st.name,
+            type=kind,
+            choices=choices,
+            help=f"{st.description} {st.range_text()}".replace("%", "%%"),
+        )
+    b.add_argument("--preset", dest="material_preset", choices=[c.lower() for c in PRESETS], help="material preset")
     c = sub.add_parser("clear", help="remove an object's bake")
     c.add_argument("--object", required=True)
     c.add_argument("--blend")
@@ -79,24 +81,8 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         api.clear_bake(obj)
         summary: dict[str, object] = {"object": obj.name, "cleared": True}
     else:
-        overrides = {
-            k: getattr(args, k)
-            for k in (
-                "modes",
-                "clusters",
-                "target_tets",
-                "substeps",
-                "iterations",
-                "youngs_modulus",
-                "poisson_ratio",
-                "density",
-                "damping",
-            )
-            if getattr(args, k) is not None
-        }
-        if args.preset:
-            api.configure(obj, material_preset=args.preset)
-        api.configure(obj, **overrides)
+        overrides = {st.name: getattr(args, st.name, None) for st in SETTINGS}
+        api.configure(obj, **{k: v for k, v in overrides.items() if v is not None})
         summary = api.bake(obj, frames=args.frames, output=OUTPUT_NAMES[args.output])
     if not args.no_save:
         if not bpy.data.filepath:

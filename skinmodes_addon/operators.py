@@ -59,6 +59,15 @@ class SKINMODES_OT_compute_modes(bpy.types.Operator):
         return {"FINISHED"}
 
 
+def _report_bake(op: bpy.types.Operator, job: BakeJob) -> None:
+    """One line on success, or the guard's first warning: a bake that looks wrong never passes silently."""
+    if job.warnings:
+        more = f" (+{len(job.warnings) - 1} more)" if len(job.warnings) > 1 else ""
+        op.report({"WARNING"}, job.warnings[0] + more)
+    else:
+        op.report({"INFO"}, f"baked {job.frames_done} frames in {job.seconds:.1f} s")
+
+
 class SKINMODES_OT_bake(bpy.types.Operator):
     """Simulate the frame range and bake the secondary motion (Esc cancels and changes nothing)"""
 
@@ -94,7 +103,7 @@ class SKINMODES_OT_bake(bpy.types.Operator):
         except Exception as exc:
             self.report({"ERROR"}, f"bake failed ({type(exc).__name__}: {exc}); nothing was changed")
             return {"CANCELLED"}
-        self.report({"INFO"}, f"baked {job.frames_done} frames in {job.seconds:.1f} s")
+        _report_bake(self, job)
         return {"FINISHED"}
 
     def invoke(self, context: bpy.types.Context, event: bpy.types.Event) -> set[str]:
@@ -146,7 +155,7 @@ class SKINMODES_OT_bake(bpy.types.Operator):
                 self.report({"ERROR"}, str(exc))
                 return {"CANCELLED"}
             self._finish(context)
-            self.report({"INFO"}, f"baked {job.frames_done} frames in {job.seconds:.1f} s")
+            _report_bake(self, job)
             return {"FINISHED"}
         except SkinmodesError as exc:
             job.cancel()

@@ -20,7 +20,7 @@ from typing import cast
 import bpy
 import numpy as np
 
-from .character import RigBinding, check_object, read_character, sample_rig, vertex_positions
+from .character import RigBinding, check_object, fcurves_of, read_character, sample_rig, vertex_positions
 from .core.errors import SkinmodesError
 from .core.pipeline import (
     CharacterInput,
@@ -29,8 +29,12 @@ from .core.pipeline import (
     PreparedCharacter,
     SolverSettings,
     SubspaceSettings,
+    physical_scale,
     prepare_character,
 )
+from .core.settings import BY_NAME, SETTINGS
+from .core.settings import names as setting_names
+from .core.simulator import character_size
 from .props import SkinmodesSettings, settings
 
 # Names of the things skinmodes adds to a scene, so it only ever removes its own.
@@ -51,21 +55,79 @@ def subspace_settings(s: SkinmodesSettings) -> SubspaceSettings:
 
 
 def material_settings(s: SkinmodesSettings) -> MaterialSettings:
-    return MaterialSettings(
-        youngs_modulus=s.youngs_modulus,
-        poisson_ratio=s.poisson_ratio,
-        density=s.density,
-    )
+    """What shapes the modes.  Young's modulus and density do not (the modes
+    are the same for any uniform scale of either), so the model is built with
+    the reference values and the solver scales them: changing them, or the
+    wobble, never recomputes modes."""
+    return MaterialSettings(poisson_ratio=s.poisson_ratio)
 
 
 def solver_settings(s: SkinmodesSettings, scene: bpy.types.Scene) -> SolverSettings:
+    """The simulation's settings.  Animated wobble and damping are read per frame
+    (see :func:`control_curves`); the values here are their un-animated ones."""
     fps = scene.render.fps / scene.render.fps_base
     return SolverSettings(
         fps=fps,
         substeps=s.substeps,
         max_iterations=s.iterations,
-        damping=s.damping,
+        stiffness=s.stiffness_mode.lower(),
+        wobble_hz=s.wobble_hz if control_curves(s.id_data) is None else 0.0,
+        damping_ratio=s.damping_ratio if control_curves(s.id_data) is None else 0.0,
+        youngs_modulus=s.youngs_modulus,
+        density=s.density,
+        rest_state=s.rest_state.lower(),
+        preroll=s.preroll,
     )
+
+
+ANIMATED = tuple(st.name for st in SETTINGS if st.animatable)
+
+
+def control_curves(obj: bpy.types.Object) -> dict[str, bpy.types.FCurve] | None:
+    """The F-curves animating the wobble or damping of ``obj``, or None when neither is animated."""
+    anim = obj.animation_data
+    if anim is None or anim.action is None:
+        return None
+    paths = {f"skinmodes.{name}": name for name in ANIMATED}
+    found = {paths[fc.data_path]: fc for fc in fcurves_of(anim.action) if fc.data_path in paths}
+    return found or None
+
+
+def controls_of(obj: bpy.types.Object) -> Callable[[int], tuple[float, float]] | None:
+    """(wobble_hz, damping_ratio) per frame for animated controls, else None (the settings' values)."""
+    curves = control_curves(obj)
+    if curves is None:
+        return None
+    s = settings(obj)
+    static = {name: float(getattr(s, name)) for name in ANIMATED}
+    wobble, damping = BY_NAME["wobble_hz"], BY_NAME["damping_ratio"]
+
+    def at(frame: int) -> tuple[float, float]:
+        v = {name: (curves[name].evaluate(frame) if name in curves else static[name]) for name in ANIMATED}
+        # An F-curve may overshoot the slider's range between keys; keep the solver's inputs valid.
+        return (
+            min(max(v["wobble_hz"], wobble.minimum or 0.0), wobble.maximum or np.inf),
+            min(max(v["damping_ratio"], damping.minimum or 0.0), damping.maximum or np.inf),
+        )
+
+    return at
+
+
+def controls_signature(obj: bpy.types.Object) -> tuple[object, ...]:
+    """The animated controls' keys, so a session notices when the animator re-keys them."""
+    curves = control_curves(obj)
+    if curves is None:
+        return ()
+    sig: list[object] = []
+    for name in sorted(curves):
+        pts = curves[name].keyframe_points
+        co = np.zeros(6 * len(pts), dtype=np.float32)
+        for attr, k in (("co", 0), ("handle_left", 1), ("handle_right", 2)):
+            part = np.zeros(2 * len(pts), dtype=np.float32)
+            pts.foreach_get(attr, part)
+            co[2 * k * len(pts) : 2 * (k + 1) * len(pts)] = part
+        sig.append((name, co.tobytes(), tuple(p.interpolation for p in pts)))
+    return tuple(sig)
 
 
 def cache_folder(s: SkinmodesSettings) -> Path:
@@ -173,18 +235,28 @@ class Session:
             self.simulation.invalidate_after(frame - 1)
         return changed or old_local is None or not np.array_equal(old_local, to_local)
 
+    @property
+    def first(self) -> int:
+        """The first frame simulated: the start, or earlier with pre-roll."""
+        return self.start - self.solver.preroll
+
     def missing_frames(self, upto: int) -> list[int]:
-        return [f for f in range(self.start, min(upto, self.end) + 1) if f not in self.rig]
+        return [f for f in range(self.first, min(upto, self.end) + 1) if f not in self.rig]
 
     def ensure_simulation(self) -> FrameSimulation:
         if self.simulation is None:
-            self.simulation = FrameSimulation(self.prepared, self.solver, self.start, self.end, self._rig_at)
+            obj = bpy.data.objects[self.object_name]
+            self.simulation = FrameSimulation(
+                self.prepared, self.solver, self.start, self.end, self._rig_at, controls=controls_of(obj)
+            )
         return self.simulation
 
     def _rig_at(self, frame: int) -> np.ndarray:
-        # Beyond the last sampled frame (only asked for the start velocity of
-        # a one-frame range) the rig is held still.
-        return self.rig[min(frame, max(self.rig))] if frame not in self.rig else self.rig[frame]
+        # Outside the sampled frames (only asked for the start velocity of a
+        # one-frame range) the rig is held still.
+        if frame in self.rig:
+            return self.rig[frame]
+        return self.rig[min(max(frame, min(self.rig)), max(self.rig))]
 
     def offsets_local(self, frame: int) -> np.ndarray:
         """Object-space secondary offsets (k, 3) of the render vertices at ``frame``."""
@@ -275,6 +347,11 @@ def build_session(
         + st.get("embedding_s", 0)
     )
     s.stat_mesher = prepared.tets.method
+    s.stat_notes = "\n".join(prepared.tets.messages)
+    s.stat_size = character_size(prepared.mesh.X)
+    solver = session.solver
+    arap = solver.material_model == "arap" or (solver.material_model == "auto" and prepared.material.is_arap)
+    s.stat_physical_hz = prepared.slowest_frequency(arap) * np.sqrt(physical_scale(prepared, solver)) / (2 * np.pi)
     s.modes_key = prepared.key
     return session
 
@@ -299,26 +376,13 @@ def current_session(
     return session
 
 
-SNAPSHOT_FIELDS = (
-    "youngs_modulus",
-    "poisson_ratio",
-    "density",
-    "stiffness_group",
-    "density_group",
-    "leak_mode",
-    "leak_group",
-    "modes",
-    "clusters",
-    "target_tets",
-    "tet_method",
-    "loose_parts",
-    "cache_dir",
-)
-
-
 def settings_snapshot(s: SkinmodesSettings) -> tuple[object, ...]:
-    """Every setting that shapes the prepared character (not the solver's)."""
-    return tuple(getattr(s, name) for name in SNAPSHOT_FIELDS)
+    """Every setting that shapes the prepared character, plus the animated controls' keys.
+
+    The character's settings come from core/settings.py (stage "character");
+    the solver's are compared through :func:`solver_settings`.
+    """
+    return (*(getattr(s, name) for name in setting_names("character")), controls_signature(s.id_data))
 
 
 def sample_range(session: Session, scene: bpy.types.Scene, frames: list[int]) -> None:

@@ -47,9 +47,21 @@ class SKINMODES_PT_material(_Panel, bpy.types.Panel):
         s = settings(active_mesh(context))
         col = self.layout.column()
         col.prop(s, "material_preset")
-        col.prop(s, "youngs_modulus", text="Stiffness (Pa)")
+        col.prop(s, "stiffness_mode", expand=True)
+        if s.stiffness_mode == "FREQUENCY":
+            col.prop(s, "wobble_hz", text="Wobble (Hz)")
+        else:
+            col.prop(s, "youngs_modulus", text="Young's Modulus (Pa)")
+            col.prop(s, "density", text="Density (kg/m³)")
+        col.prop(s, "damping_ratio")
         col.prop(s, "poisson_ratio")
-        col.prop(s, "density", text="Density (kg/m³)")
+        if s.stat_size > 0:
+            box = col.box()
+            box.label(text=f"Character size {s.stat_size:.3g} m (scene units × Unit Scale)", icon="INFO")
+            if s.stiffness_mode == "FREQUENCY":
+                box.label(text=f"Slowest wobble {s.wobble_hz:.2f} Hz")
+            else:
+                box.label(text=f"Slowest wobble {s.stat_physical_hz:.3g} Hz with these pascals")
         obj = context.active_object
         col.prop_search(s, "stiffness_group", obj, "vertex_groups", text="Stiffness Mask")
         col.prop_search(s, "density_group", obj, "vertex_groups", text="Density Mask")
@@ -86,6 +98,8 @@ class SKINMODES_PT_subspace(_Panel, bpy.types.Panel):
             box = col.box()
             box.label(text=f"{s.stat_tets:,} tets, {s.stat_vertices:,} vertices ({s.stat_mesher})")
             box.label(text=f"{s.stat_modes} modes, {s.stat_clusters} clusters, {s.stat_seconds:.1f} s")
+            for line in filter(None, s.stat_notes.split("\n")):
+                box.label(text=line, icon="MESH_DATA")
 
 
 class SKINMODES_PT_simulation(_Panel, bpy.types.Panel):
@@ -95,9 +109,10 @@ class SKINMODES_PT_simulation(_Panel, bpy.types.Panel):
     def draw(self, context: bpy.types.Context) -> None:
         s = settings(active_mesh(context))
         col = self.layout.column()
+        col.prop(s, "rest_state")
         col.prop(s, "substeps")
         col.prop(s, "iterations")
-        col.prop(s, "damping")
+        col.prop(s, "preroll")
         col.prop(s, "use_scene_range")
         row = col.row(align=True)
         row.enabled = not s.use_scene_range
@@ -124,6 +139,8 @@ class SKINMODES_PT_output(_Panel, bpy.types.Panel):
             box.label(text=f"Baked {what}, frames {s.bake_start}-{s.bake_end}", icon="CHECKMARK")
             if s.bake_file:
                 box.label(text=s.bake_file)
+            if s.bake_warning:
+                box.label(text=s.bake_warning, icon="ERROR")
             box.operator("skinmodes.clear_bake", icon="TRASH")
 
 

@@ -110,7 +110,7 @@ def test_cancelled_bake_leaves_scene_and_disk_as_before(addon, creature, tmp_pat
     cache_file = tmp_path / "skinmodes_cache"
     files_before = sorted(p.name for p in cache_file.rglob("*"))
     pc2_bytes = (tmp_path / obj.skinmodes.bake_file[2:]).read_bytes()
-    obj.skinmodes.damping = 3.0  # a different simulation, so a re-bake would change the file
+    obj.skinmodes.damping_ratio = 0.6  # a different simulation, so a re-bake would change the file
     scene.frame_set(9)
     before = scene_fingerprint(bpy, obj)
     job = addon.bake.BakeJob(bpy.context, obj, output="PC2")
@@ -153,7 +153,7 @@ def test_settings_and_bake_survive_save_and_reload(addon, creature, tmp_path):
     obj, _, scene = creature
     s = obj.skinmodes
     s.material_preset = "RUBBER"
-    s.damping = 2.5
+    s.damping_ratio = 0.7
     s.modes = 6
     path = save(bpy, tmp_path)
     assert bpy.ops.skinmodes.bake(output="PC2") == {"FINISHED"}
@@ -165,7 +165,7 @@ def test_settings_and_bake_survive_save_and_reload(addon, creature, tmp_path):
     bpy.ops.wm.open_mainfile(filepath=str(path))
     obj = bpy.data.objects[name]
     s = obj.skinmodes
-    assert (s.material_preset, s.damping, s.modes, s.bake_kind) == ("RUBBER", 2.5, 6, "PC2")
+    assert (s.material_preset, s.damping_ratio, s.modes, s.bake_kind) == ("CUSTOM", pytest.approx(0.7), 6, "PC2")
     bpy.context.scene.frame_set(10)
     assert np.abs(evaluated(bpy, obj) - before).max() < 1e-6
 

@@ -52,6 +52,30 @@ def test_cli_errors_are_one_line_with_exit_code_1(dev_zip, shot, tmp_path):
     assert last.startswith("skinmodes: error: no object named 'Nobody'")
     out = run_cli(dev_zip, tmp_path, "bake", "--blend", str(shot), "--object", "Creature", "--frames", "9-3")
     assert out.returncode == 1 and "frame range" in out.stderr.strip().splitlines()[-1]
+    # A flag derived from core/settings.py, out of its range: one line naming it and its range; the file unchanged.
+    before = shot.read_bytes()
+    out = run_cli(dev_zip, tmp_path, "bake", "--blend", str(shot), "--object", "Creature", "--wobble-hz", "0")
+    assert out.returncode == 1
+    assert out.stderr.strip().splitlines()[-1] == "skinmodes: error: wobble_hz must lie in [0.05, 100], got 0.0"
+    assert shot.read_bytes() == before
+
+
+def test_every_setting_has_a_flag_and_the_flags_reach_the_bake(dev_zip, shot, tmp_path):
+    from core.settings import SETTINGS
+
+    out = run_cli(dev_zip, tmp_path, "bake", "--help")
+    for st in SETTINGS:
+        if st.name != "output":
+            assert st.flag in out.stdout, st.flag
+    out = run_cli(
+        dev_zip,
+        tmp_path,
+        *("bake", "--blend", str(shot), "--object", "Creature", "--frames", "1-6", "--no-save"),
+        *("--wobble-hz", "4.5", "--damping-ratio", "0.3", "--rest-state", "rest", "--tet-method", "lattice"),
+    )
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout.strip().splitlines()[-1])
+    assert summary["warnings"] == [] and 0 < summary["max_offset_percent"] < 50
 
 
 def test_cli_usage_errors_exit_2(dev_zip, shot, tmp_path):

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from core.errors import MaterialError
-from core.materials import PRESETS, Material, lame_parameters, scaled_field
+from core.materials import MAX_POISSON, Material, lame_parameters, scaled_field
+from core.settings import PRESETS
 
 
 def test_lame_parameters_match_the_textbook_formulas():
@@ -22,10 +23,18 @@ def test_unphysical_materials_are_rejected(E, nu):
 
 
 def test_presets_are_valid_and_ordered_by_stiffness():
-    stiff = [PRESETS[k]["youngs_modulus"] for k in ("JELLY", "FAT", "MUSCLE", "RUBBER")]
-    assert stiff == sorted(stiff)
+    order = ("JELLY", "FAT", "MUSCLE", "RUBBER")
+    for key in ("youngs_modulus", "wobble_hz"):
+        values = [PRESETS[k][key] for k in order]
+        assert values == sorted(values)
     for p in PRESETS.values():
-        Material.uniform(4, **p)
+        Material.uniform(4, p["youngs_modulus"], p["poisson_ratio"], p["density"])
+
+
+def test_the_slider_maximum_stored_as_float32_is_accepted():
+    """Blender stores 0.49 as float32 (0.49000000953...); it must not be rejected."""
+    _, lam = lame_parameters(1e4, float(np.float32(MAX_POISSON)))
+    assert np.isfinite(lam) and lam == pytest.approx(lame_parameters(1e4, MAX_POISSON)[1])
 
 
 def test_painted_mask_scales_the_base_value():

@@ -1,0 +1,391 @@
+"""One definition of every user setting: name, default, range, one-line description.
+
+The Blender properties (``skinmodes_addon/props.py``), the command-line flags
+(``cli.py``), the Python API's settable names and its validation
+(``api.py``) and the staleness checks (which settings need new modes, which
+only a new simulation) are all derived from :data:`SETTINGS`.  Adding a
+setting means adding one :class:`Setting` here and reading it where it acts.
+
+stage says what a change invalidates: "character" needs new modes (the
+prepared character), "solver" only a new simulation, "output" only the next
+bake, "ui" nothing (a preset applies other settings).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .errors import SkinmodesError
+
+# Blender stores FloatProperty values as float32: 0.49 comes back as
+# 0.49000000953674316.  Ranges accept that much round-off at their ends.
+FLOAT32_SLACK = 1e-6
+
+
+class SettingError(SkinmodesError):
+    """A setting's value is out of its range or of the wrong kind."""
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One item of an enum setting: id (upper case, as Blender stores it), label, description."""
+
+    id: str
+    label: str
+    description: str
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One user setting; kind follows from ``choices`` or the default's type."""
+
+    name: str
+    label: str
+    description: str
+    default: float | int | str | bool
+    group: str
+    stage: str
+    minimum: float | None = None
+    maximum: float | None = None
+    soft_min: float | None = None
+    soft_max: float | None = None
+    choices: tuple[Choice, ...] = ()
+    animatable: bool = False
+    unit: str = ""
+    subtype: str = ""
+
+    @property
+    def kind(self) -> str:
+        if self.choices:
+            return "enum"
+        if isinstance(self.default, bool):
+            return "bool"
+        if isinstance(self.default, int):
+            return "int"
+        if isinstance(self.default, float):
+            return "float"
+        return "str"
+
+    @property
+    def flag(self) -> str:
+        """The command-line flag, e.g. ``--wobble-hz``."""
+        return "--" + self.name.replace("_", "-")
+
+    def range_text(self) -> str:
+        if self.kind == "enum":
+            return "one of " + ", ".join(c.id.lower() for c in self.choices)
+        lo = "-inf" if self.minimum is None else f"{self.minimum:g}"
+        hi = "inf" if self.maximum is None else f"{self.maximum:g}"
+        return f"[{lo}, {hi}]"
+
+    def validate(self, value: object) -> float | int | str | bool:
+        """The value in the setting's own type, or :class:`SettingError` naming the setting and its range."""
+        kind = self.kind
+        if kind == "enum":
+            if not isinstance(value, str) or value.upper() not in {c.id for c in self.choices}:
+                raise SettingError(f"{self.name} must be {self.range_text()}, got {value!r}")
+            return value.upper()
+        if kind == "str":
+            if not isinstance(value, str):
+                raise SettingError(f"{self.name} must be text, got {value!r}")
+            return value
+        if kind == "bool":
+            if not isinstance(value, bool):
+                raise SettingError(f"{self.name} must be true or false, got {value!r}")
+            return value
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise SettingError(f"{self.name} must be a number in {self.range_text()}, got {value!r}")
+        if kind == "int" and not float(value).is_integer():
+            raise SettingError(f"{self.name} must be a whole number in {self.range_text()}, got {value!r}")
+        x = float(value)
+        slack = FLOAT32_SLACK * max(1.0, abs(x))
+        if (
+            not math.isfinite(x)
+            or (self.minimum is not None and x < self.minimum - slack)
+            or (self.maximum is not None and x > self.maximum + slack)
+        ):
+            raise SettingError(f"{self.name} must lie in {self.range_text()}, got {value!r}")
+        if kind == "int":
+            return int(x)
+        # Snap float32 round-off at the ends back into the range.
+        if self.minimum is not None:
+            x = max(x, self.minimum)
+        if self.maximum is not None:
+            x = min(x, self.maximum)
+        return x
+
+
+def _choices(*items: tuple[str, str, str]) -> tuple[Choice, ...]:
+    return tuple(Choice(*i) for i in items)
+
+
+# Material presets, in the scale-free controls and in physical units.
+PRESETS: dict[str, dict[str, float]] = {
+    "JELLY": {"wobble_hz": 1.5, "damping_ratio": 0.1, "poisson_ratio": 0.3, "youngs_modulus": 2.0e3, "density": 1000.0},
+    "FAT": {"wobble_hz": 3.0, "damping_ratio": 0.2, "poisson_ratio": 0.4, "youngs_modulus": 1.0e4, "density": 950.0},
+    "MUSCLE": {
+        "wobble_hz": 5.0,
+        "damping_ratio": 0.35,
+        "poisson_ratio": 0.4,
+        "youngs_modulus": 5.0e4,
+        "density": 1060.0,
+    },
+    "RUBBER": {
+        "wobble_hz": 8.0,
+        "damping_ratio": 0.1,
+        "poisson_ratio": 0.45,
+        "youngs_modulus": 1.0e6,
+        "density": 1100.0,
+    },
+}
+
+SETTINGS: tuple[Setting, ...] = (
+    # Material ------------------------------------------------------------
+    Setting(
+        "material_preset",
+        "Preset",
+        "A starting point; editing a value by hand switches to Custom",
+        "FAT",
+        "material",
+        "ui",
+        choices=_choices(
+            ("JELLY", "Jelly", "Very soft and slow: 1.5 Hz, little damping"),
+            ("FAT", "Fat", "Soft tissue, bellies and cheeks: 3 Hz"),
+            ("MUSCLE", "Muscle", "Firmer flesh: 5 Hz, well damped"),
+            ("RUBBER", "Rubber", "Quick, springy vibrations: 8 Hz"),
+            ("CUSTOM", "Custom", "Your own values"),
+        ),
+    ),
+    Setting(
+        "stiffness_mode",
+        "Stiffness",
+        "How stiffness is given: a wobble frequency (the same at any scale) or physical units",
+        "FREQUENCY",
+        "material",
+        "solver",
+        choices=_choices(
+            ("FREQUENCY", "Wobble Frequency", "The slowest jiggle has this frequency, whatever the character's size"),
+            ("PHYSICAL", "Physical", "Young's modulus and density in SI units (honours the scene's Unit Scale)"),
+        ),
+    ),
+    Setting(
+        "wobble_hz",
+        "Wobble",
+        "Frequency of the slowest secondary motion in Hz: higher is stiffer",
+        3.0,
+        "material",
+        "solver",
+        minimum=0.05,
+        maximum=100.0,
+        soft_min=0.5,
+        soft_max=15.0,
+        animatable=True,
+        unit="Hz",
+    ),
+    Setting(
+        "damping_ratio",
+        "Damping",
+        "How quickly the jiggle dies out: 0 rings on, 1 stops without overshoot",
+        0.2,
+        "material",
+        "solver",
+        minimum=0.0,
+        maximum=5.0,
+        soft_max=1.0,
+        animatable=True,
+    ),
+    Setting(
+        "youngs_modulus",
+        "Young's Modulus",
+        "Physical stiffness in pascals (Physical mode): higher is stiffer and jiggles faster",
+        1.0e4,
+        "material",
+        "solver",
+        minimum=10.0,
+        maximum=1.0e9,
+        soft_min=100.0,
+        soft_max=1.0e7,
+        unit="Pa",
+    ),
+    Setting(
+        "density",
+        "Density",
+        "Mass density in kg/m³ (Physical mode; water is 1000)",
+        1000.0,
+        "material",
+        "solver",
+        minimum=1.0,
+        maximum=1.0e5,
+        unit="kg/m³",
+    ),
+    Setting(
+        "poisson_ratio",
+        "Poisson Ratio",
+        "Volume preservation: 0 is ARAP (fastest), 0.45 nearly incompressible",
+        0.4,
+        "material",
+        "character",
+        minimum=0.0,
+        maximum=0.49,
+    ),
+    Setting(
+        "stiffness_group",
+        "Stiffness Mask",
+        "Vertex group scaling stiffness: 0 is 10% as stiff, 1 is 100%",
+        "",
+        "material",
+        "character",
+    ),
+    Setting(
+        "density_group",
+        "Density Mask",
+        "Vertex group scaling density: 0 is half as dense, 1 is 1.5 times",
+        "",
+        "material",
+        "character",
+    ),
+    # Momentum-leak mask ------------------------------------------------------
+    Setting(
+        "leak_mode",
+        "Mask",
+        "Where the flesh swings freely and where it follows the rig",
+        "AUTO",
+        "mask",
+        "character",
+        choices=_choices(
+            ("AUTO", "Automatic", "The skin swings freely, the core follows the rig"),
+            ("GROUP", "Vertex Group", "Paint where the flesh swings (1) and where it follows the rig (0)"),
+        ),
+    ),
+    Setting(
+        "leak_group", "Leak Group", "Vertex group of the momentum-leak mask", "skinmodes_leak", "mask", "character"
+    ),
+    # Subspace ---------------------------------------------------------------
+    Setting(
+        "modes",
+        "Modes",
+        "Skinning eigenmodes: more gives richer, slower motion",
+        16,
+        "subspace",
+        "character",
+        minimum=1,
+        maximum=128,
+    ),
+    Setting(
+        "clusters",
+        "Clusters",
+        "Rotation clusters: more gives finer non-linear detail",
+        100,
+        "subspace",
+        "character",
+        minimum=1,
+        maximum=5000,
+    ),
+    Setting(
+        "target_tets",
+        "Tet Resolution",
+        "Target number of tetrahedra of the simulation mesh",
+        15000,
+        "subspace",
+        "character",
+        minimum=500,
+        maximum=2_000_000,
+    ),
+    Setting(
+        "tet_method",
+        "Mesher",
+        "How the volume is tetrahedralised",
+        "AUTO",
+        "subspace",
+        "character",
+        choices=_choices(
+            ("AUTO", "Automatic", "The built-in lattice: fast, and the same tets on every machine"),
+            ("LATTICE", "Lattice", "Built-in lattice around the surface; works on any input, deterministic"),
+            ("WILDMESHING", "fTetWild", "Follows the surface closely; slower, and not the same twice"),
+        ),
+    ),
+    Setting(
+        "loose_parts",
+        "Loose Parts",
+        "What happens to separate pieces far from the body",
+        "OWN_VOLUME",
+        "subspace",
+        "character",
+        choices=_choices(
+            ("OWN_VOLUME", "Simulate", "Loose parts outside the body get a volume of their own"),
+            ("SKIP", "Skip", "Loose parts outside the body only follow the rig"),
+        ),
+    ),
+    # Simulation -------------------------------------------------------------
+    Setting(
+        "rest_state",
+        "Settle To",
+        "Where the flesh comes to rest when the rig holds still",
+        "POSE",
+        "simulation",
+        "solver",
+        choices=_choices(
+            ("POSE", "Animated Pose", "The jiggle dies out on the animated pose"),
+            ("REST", "Rest Shape", "The flesh relaxes towards its rest shape (the paper's energy)"),
+        ),
+    ),
+    Setting("substeps", "Sub-steps", "Solver steps per frame", 2, "simulation", "solver", minimum=1, maximum=32),
+    Setting(
+        "iterations",
+        "Iterations",
+        "Local-global iterations per step (cap)",
+        10,
+        "simulation",
+        "solver",
+        minimum=1,
+        maximum=200,
+    ),
+    Setting(
+        "preroll",
+        "Pre-roll",
+        "Frames simulated before the start and discarded, so a shot starts with the flesh in motion",
+        0,
+        "simulation",
+        "solver",
+        minimum=0,
+        maximum=1000,
+    ),
+    # Output -----------------------------------------------------------------
+    Setting(
+        "output",
+        "Output",
+        "What the bake writes",
+        "PC2",
+        "output",
+        "output",
+        choices=_choices(
+            ("PC2", "Point Cache", "A .pc2 file and a Mesh Cache modifier; renders anywhere"),
+            ("SHAPE_KEYS", "Shape Keys", "One shape key per frame under the armature; for FBX and glTF export"),
+        ),
+    ),
+    Setting(
+        "cache_dir",
+        "Cache Folder",
+        "Where point caches and subspace caches go (// is the .blend's folder)",
+        "//skinmodes_cache/",
+        "output",
+        "character",
+        subtype="DIR_PATH",
+    ),
+)
+
+BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
+
+
+def names(stage: str | None = None) -> tuple[str, ...]:
+    """Names of every setting, or of those of one stage."""
+    return tuple(s.name for s in SETTINGS if stage is None or s.stage == stage)
+
+
+def validate_all(values: dict[str, object]) -> dict[str, float | int | str | bool]:
+    """Every value checked before any is used: unknown names and bad values raise one line."""
+    unknown = sorted(set(values) - set(BY_NAME))
+    if unknown:
+        raise SettingError(f"unknown setting(s) {', '.join(unknown)}; known: {', '.join(sorted(BY_NAME))}")
+    return {name: BY_NAME[name].validate(v) for name, v in values.items()}

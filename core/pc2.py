@@ -10,9 +10,11 @@ modifier in Frame mode reads sample ``scene_frame * frame_scale - frame_start``
 (clamped to the file's range), so the add-on sets frame_start to the first
 baked frame and frame_scale to 1.
 
-Files are written to a temporary file in the destination folder and renamed
-into place, so a failed or cancelled write never leaves a partial cache, and
-an existing cache is only replaced once the new one is complete.
+Files are written through :class:`core.atomic.AtomicFile`: a temporary file
+in the destination folder, created with the process umask (a render farm's
+other users can read it), renamed into place once complete.  A failed or
+cancelled write never leaves a partial cache, and an existing cache is only
+replaced once the new one is complete.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .atomic import AtomicFile
 from .errors import CacheError
 
 MAGIC = b"POINTCACHE2\0"
@@ -51,19 +54,23 @@ def check_writable(folder: str | os.PathLike[str]) -> Path:
 class PC2Writer:
     """Streams frames into a temporary file; ``commit`` renames it into place.
 
-    Use as a context manager: leaving the block without ``commit`` (an
-    exception or a cancel) deletes the temporary file and leaves any existing
-    cache at ``path`` untouched.
+    Use as a context manager, or call :meth:`abort` when a bake is cancelled
+    (the bake holds a writer across frames): leaving without ``commit``
+    deletes the temporary file and leaves any existing cache at ``path``
+    untouched.  ``abort`` after ``commit`` does nothing.
     """
 
     def __init__(self, path: str | os.PathLike[str], points: int, start: float, samples: int) -> None:
         self.path = Path(path)
         self.points, self.samples = int(points), int(samples)
         check_writable(self.path.parent)
-        fd, tmp = tempfile.mkstemp(prefix=self.path.name + ".", suffix=".partial", dir=self.path.parent)
-        self.tmp = Path(tmp)
-        self._fh = os.fdopen(fd, "wb")
-        self._fh.write(header_bytes(points, start, samples))
+        self._out = AtomicFile(self.path, "wb")
+        self.tmp = self._out.tmp
+        try:
+            self._out.file.write(header_bytes(points, start, samples))
+        except BaseException:
+            self._out.abort()
+            raise
         self.written = 0
 
     def write(self, positions: np.ndarray) -> None:
@@ -73,30 +80,22 @@ class PC2Writer:
             raise CacheError(f"a PC2 sample needs shape ({self.points}, 3), got {pos.shape}")
         if self.written >= self.samples:
             raise CacheError("more samples written than the PC2 header declares")
-        self._fh.write(pos.tobytes())
+        self._out.file.write(pos.tobytes())
         self.written += 1
 
     def commit(self) -> Path:
         if self.written != self.samples:
             raise CacheError(f"PC2 file incomplete: {self.written} of {self.samples} samples written")
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
-        self._fh.close()
-        os.replace(self.tmp, self.path)
-        return self.path
+        return self._out.commit()
 
     def abort(self) -> None:
-        if not self._fh.closed:
-            self._fh.close()
-        if self.tmp.exists():
-            self.tmp.unlink()
+        self._out.abort()
 
     def __enter__(self) -> PC2Writer:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.tmp.exists():
-            self.abort()
+        self.abort()
 
 
 def write_pc2(

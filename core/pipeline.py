@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .atomic import atomic_file
 from .embedding import Embedding, embed_points, interpolate
 from .errors import RigError, SimulationError
 from .interior_weights import volume_bone_weights
@@ -189,9 +190,8 @@ def _tet_mesh(inp: CharacterInput, subspace: SubspaceSettings, cache_dir: Path |
     )
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp.npz")
-        np.savez(tmp, key=np.str_(key), X=res.X, T=res.T, method=np.str_(res.method))
-        tmp.replace(path)
+        with atomic_file(path) as fh:
+            np.savez(fh, key=np.str_(key), X=res.X, T=res.T, method=np.str_(res.method))
     return res
 
 

@@ -32,7 +32,6 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-import tempfile
 import time
 import zipfile
 from dataclasses import dataclass, field, fields
@@ -41,6 +40,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from .atomic import atomic_file
 from .clusters import cluster_matrix, skinning_clusters
 from .constraint import normalization
 from .errors import CacheError
@@ -51,7 +51,8 @@ from .rig import LBSRig, LinearRig, Rig, homogeneous
 from .subspace import skinning_eigenmodes
 from .tetmesh import TetMesh
 
-FORMAT_VERSION = 1
+# 2: exactly the requested number of clusters (older caches had another count).
+FORMAT_VERSION = 2
 
 
 def skinning_basis(weights: np.ndarray, X: np.ndarray, centre: np.ndarray, scale: float) -> np.ndarray:
@@ -291,7 +292,7 @@ _ARRAY_FIELDS = [f.name for f in fields(ReducedModel) if f.name != "timings"]
 
 
 def save_model(model: ReducedModel, path: str | os.PathLike[str], key: str) -> Path:
-    """Write the model to ``path`` (.npz) atomically: a temporary file, then a rename."""
+    """Write the model to ``path`` (.npz) atomically, with the process umask (see :mod:`core.atomic`)."""
     path = Path(path)
     payload: dict[str, np.ndarray] = {"format_version": np.asarray(FORMAT_VERSION), "key": np.asarray(key)}
     for name in _ARRAY_FIELDS:
@@ -299,15 +300,8 @@ def save_model(model: ReducedModel, path: str | os.PathLike[str], key: str) -> P
         if value is not None:
             payload[name] = np.asarray(value)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, **payload)  # type: ignore[arg-type]  # numpy's stub confuses **kwds with allow_pickle
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with atomic_file(path) as fh:  # created with the process umask: a farm's render user can read it
+        np.savez(fh, **payload)  # type: ignore[arg-type]  # numpy's stub confuses **kwds with allow_pickle
     return path
 
 

@@ -7,6 +7,7 @@ import pytest
 
 from core.errors import CacheError
 from core.pc2 import PC2Writer, check_writable, read_pc2, write_pc2
+from tests.core.test_atomic import mode, refuse_rename, umask
 
 
 def test_round_trip_is_exact_in_float32(tmp_path):
@@ -32,6 +33,33 @@ def test_an_aborted_write_leaves_the_old_file_and_no_partial_file(tmp_path):
         with pytest.raises(CacheError, match="incomplete"):
             w.commit()
     assert old.read_bytes() == before
+
+
+@pytest.mark.parametrize(("mask", "expected"), [(0o022, 0o644), (0o077, 0o600)])
+def test_a_farm_can_read_the_cache_it_gets_the_umask_mode(tmp_path, mask, expected):
+    """Exact mode bits: 0644 under umask 022 means the render user (group/others) can read the .pc2."""
+    with umask(mask):
+        path = write_pc2(tmp_path / "bake.pc2", [np.zeros((3, 3))] * 2, 3, 1.0, 2)
+    assert mode(path) == expected
+
+
+def test_a_failing_frame_source_or_rename_leaves_the_old_cache(tmp_path, monkeypatch):
+    old = write_pc2(tmp_path / "a.pc2", [np.zeros((2, 3))], 2, 1.0, 1)
+    before = old.read_bytes()
+
+    def frames():
+        yield np.ones((2, 3))
+        raise KeyboardInterrupt  # Esc during a bake: not an Exception, must still clean up
+
+    with pytest.raises(KeyboardInterrupt):
+        write_pc2(old, frames(), 2, 1.0, 2)
+    assert old.read_bytes() == before
+    # os.replace monkeypatched to fail, as on Windows while Blender holds the old cache open.
+    monkeypatch.setattr(os, "replace", refuse_rename)
+    with pytest.raises(PermissionError):
+        write_pc2(old, [np.ones((2, 3))], 2, 1.0, 1)
+    assert old.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.pc2"]
 
 
 def test_corrupt_files_are_reported(tmp_path):

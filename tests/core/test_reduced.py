@@ -1,5 +1,7 @@
 """The reduced model's precomputed products and cache (core/reduced.py)."""
 
+import os
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -18,6 +20,7 @@ from core.reduced import (
 )
 from core.rig import lbs_jacobian, rig_parameters
 from core.scenes import bar_scene, random_material
+from tests.core.test_atomic import mode, refuse_rename, umask
 
 
 @pytest.fixture(scope="module")
@@ -72,6 +75,23 @@ def test_cache_round_trip_is_exact(setup, tmp_path):
         assert np.array_equal(getattr(back, name), getattr(model, name))
     assert back.scale == model.scale
     assert list(tmp_path.iterdir()) == [path]  # no temporary file left behind
+
+
+def test_the_model_cache_is_readable_by_a_farm_and_replaced_atomically(setup, tmp_path, monkeypatch):
+    """Exact mode bits and bytes: 0644 under umask 022; a failed save keeps the old cache."""
+    s, mat, model = setup
+    key = model_key(s.mesh, mat, s.rig, 5, 12, None, 0)
+    with umask(0o022):
+        path = save_model(model, tmp_path / "m.npz", key)
+    assert mode(path) == 0o644
+    with umask(0o077):
+        assert mode(save_model(model, tmp_path / "private.npz", key)) == 0o600
+    before = path.read_bytes()
+    monkeypatch.setattr(os, "replace", refuse_rename)
+    with pytest.raises(PermissionError):
+        save_model(model, path, "another key")  # os.replace monkeypatched to fail
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.npz", "private.npz"]
 
 
 def test_corrupt_stale_and_foreign_caches_are_refused(setup, tmp_path):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +31,7 @@ from .interior_weights import volume_bone_weights
 from .leak import default_leak_field
 from .materials import Material, scaled_field
 from .reconstruct import Reconstructor
-from .reduced import ReducedModel, input_hash, load_or_build
+from .reduced import ReducedModel, input_hash, load_or_build, rig_basis, rig_matrix
 from .rig import LBSRig
 from .simulator import SimState, SimulationSettings, Simulator
 from .tetmesh import TetMesh
@@ -92,6 +92,8 @@ class SolverSettings:
     rest_state: "pose" settles on the animated pose, "rest" relaxes towards the elastic rest shape (see simulator.py).
     preroll: frames simulated before the start and discarded, so a shot that
     starts mid-motion starts with its flesh already in motion.
+    reset_at_cuts: at a rig discontinuity (see JUMP_WARNING) restart the
+    simulation at rest on the new pose instead of flinging the flesh.
     """
 
     fps: float = 24.0
@@ -106,6 +108,7 @@ class SolverSettings:
     rest_state: str = "pose"
     material_model: str = "auto"
     preroll: int = 0
+    reset_at_cuts: bool = False
 
     def simulation(self) -> SimulationSettings:
         """The solver's settings; the stiffness scale and damping are set per frame by FrameSimulation."""
@@ -286,6 +289,10 @@ ControlFrames = Callable[[int], tuple[float, float]]
 # The guard speaks when the secondary motion exceeds this share of the
 # character's size (twice its largest distance from the centroid).
 OFFSET_WARNING = 0.5
+# A rig whose probe points accelerate by more than this share of the
+# character's size in one frame (second difference) has a cut or a jump: at
+# 24 fps and 1.8 m that is 26 g, beyond any performed motion.
+JUMP_WARNING = 0.25
 # Tet vertices the guard measures each frame (the farthest from the centroid
 # and an even spread): the offset's maximum sits on the outside.
 GUARD_PROBES = 512
@@ -339,8 +346,11 @@ class FrameSimulation:
         self.omega0 = prepared.slowest_frequency(self.simulator.arap)
         self.warnings: list[str] = []
         self._warned: set[str] = set()
-        probes = guard_probes(prepared.model.X)
-        self._probe_basis = prepared.model.basis(prepared.model.weights[probes], prepared.model.X[probes])
+        model = prepared.model
+        probes = guard_probes(model.X)
+        self._probe_basis = model.basis(model.weights[probes], model.X[probes])
+        self._probe_rig = None if model.rig_weights is None else rig_basis(model.rig_weights[probes], model.X[probes])
+        self._rig_cache: dict[int, np.ndarray] = {}
         self.max_offset = 0.0  # largest guarded offset so far, as a share of the character's size
         first = self.start - solver.preroll
         p0 = self.rig(first)
@@ -381,8 +391,16 @@ class FrameSimulation:
         state = self._states[k]
         S = self.solver.substeps
         p_a = self.rig(k)
+        self._probe_rig_positions(k, p_a)
+        if k - 1 not in self._rig_cache and k - 1 >= self.start - self.solver.preroll:
+            self._probe_rig_positions(k - 1, self.rig(k - 1))
         for g in range(k + 1, f + 1):
             p_b = self.rig(g)
+            if self._rig_guard(g, p_b) and self.solver.reset_at_cuts:
+                state = replace(self.simulator.initial_state(p_b), step=state.step)
+                self._states[g] = state
+                p_a = p_b
+                continue
             kappa, c = self.controls(g)
             for s in range(1, S + 1):
                 a = s / S
@@ -394,6 +412,53 @@ class FrameSimulation:
             self._guard(g, state)
             p_a = p_b
         return state
+
+    def _probe_rig_positions(self, frame: int, p: np.ndarray) -> np.ndarray | None:
+        """Rig positions (k, 3) of the guard's probe points at ``frame`` (None without an LBS rig)."""
+        if self._probe_rig is None:
+            return None
+        x = self._rig_cache.get(frame)
+        if x is None:
+            x = self._probe_rig @ rig_matrix(p)
+            self._rig_cache[frame] = x
+        return x
+
+    def _rig_guard(self, frame: int, p: np.ndarray) -> bool:
+        """Say, once per kind, when the rig collapses, flips or jumps at ``frame``; True at a jump (a cut)."""
+        A = p.reshape(-1, 3, 4)[:, :, :3]
+        det = np.linalg.det(A)
+        if np.any(np.abs(det) < 1e-9) and "collapse" not in self._warned:
+            self._warned.add("collapse")
+            self.warnings.append(
+                f"frame {frame}: bone {int(np.argmin(np.abs(det)))} of the rig is scaled to zero, which crushes "
+                "the flesh; fix the bone's scale keys"
+            )
+        if np.any(det < 0) and "flip" not in self._warned:
+            self._warned.add("flip")
+            self.warnings.append(
+                f"frame {frame}: bone {int(np.argmin(det))} of the rig has a negative scale (a mirror flip); "
+                "the jiggle there is unreliable: use rotations instead of negative scale"
+            )
+        x_b = self._probe_rig_positions(frame, p)
+        if x_b is None or frame - 1 not in self._rig_cache:
+            return False
+        x_a = self._rig_cache[frame - 1]
+        x_z = self._rig_cache.get(frame - 2, x_a)  # no earlier frame: the rig was at rest
+        jump = float(np.sqrt(np.max(np.sum((x_b - 2.0 * x_a + x_z) ** 2, axis=1)))) / self.simulator.size
+        if jump <= JUMP_WARNING:
+            return False
+        if self.solver.reset_at_cuts:
+            self.warnings.append(
+                f"frame {frame}: the rig jumps by {100 * jump:.0f}% of the character's size; the simulation "
+                "restarts at rest there (Reset at Cuts)"
+            )
+        elif "jump" not in self._warned:
+            self._warned.add("jump")
+            self.warnings.append(
+                f"frame {frame}: the rig jumps by {100 * jump:.0f}% of the character's size in one frame (a cut?); "
+                "turn on Reset at Cuts or smooth the animation there"
+            )
+        return True
 
     def _guard(self, frame: int, state: SimState) -> None:
         """Record the largest offset and say, once, when it passes OFFSET_WARNING of the character's size."""
@@ -421,4 +486,6 @@ class FrameSimulation:
 
     def invalidate_after(self, frame: int) -> None:
         """Forget states after ``frame`` (e.g. the rig changed there)."""
-        self._states = {f: s for f, s in self._states.items() if f <= max(frame, self.start)}
+        keep = max(frame, self.start)
+        self._states = {f: s for f, s in self._states.items() if f <= keep}
+        self._rig_cache = {f: x for f, x in self._rig_cache.items() if f <= keep}

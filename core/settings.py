@@ -351,6 +351,14 @@ SETTINGS: tuple[Setting, ...] = (
         minimum=0,
         maximum=1000,
     ),
+    Setting(
+        "reset_at_cuts",
+        "Reset at Cuts",
+        "Restart the simulation at rest where the rig jumps (a camera cut, a teleport) instead of flinging the flesh",
+        False,
+        "simulation",
+        "solver",
+    ),
     # Output -----------------------------------------------------------------
     Setting(
         "output",

@@ -77,6 +77,7 @@ def solver_settings(s: SkinmodesSettings, scene: bpy.types.Scene) -> SolverSetti
         density=s.density,
         rest_state=s.rest_state.lower(),
         preroll=s.preroll,
+        reset_at_cuts=s.reset_at_cuts,
     )
 
 

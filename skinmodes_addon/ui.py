@@ -113,6 +113,7 @@ class SKINMODES_PT_simulation(_Panel, bpy.types.Panel):
         col.prop(s, "substeps")
         col.prop(s, "iterations")
         col.prop(s, "preroll")
+        col.prop(s, "reset_at_cuts")
         col.prop(s, "use_scene_range")
         row = col.row(align=True)
         row.enabled = not s.use_scene_range

@@ -176,5 +176,51 @@ def test_the_guard_says_when_the_motion_is_implausible(prepared):
 
     wild = FrameSimulation(prepared, SolverSettings(wobble_hz=0.2, damping_ratio=0.0), 1, 30, whip)
     wild.offsets(30)
-    assert len(wild.warnings) == 1 and "of the character's size" in wild.warnings[0]
-    assert wild.warnings[0].startswith("frame ")
+    offset = [w for w in wild.warnings if "secondary motion reached" in w]
+    assert len(offset) == 1 and all(w.startswith("frame ") for w in wild.warnings)
+
+
+def _teleport(f):
+    """The swing, with the whole rig jumping 3 m (about 2.5 sizes) at frame 10."""
+    A = swing(f).reshape(3, 3, 4).copy()
+    if f >= 10:
+        A[:, 0, 3] += 3.0
+    return A.ravel()
+
+
+def test_a_rig_jump_is_reported_with_its_frame(prepared):
+    sim = FrameSimulation(prepared, SolverSettings(), 1, 20, _teleport)
+    sim.offsets(20)
+    jumps = [w for w in sim.warnings if "the rig jumps by" in w]
+    assert len(jumps) == 1 and jumps[0].startswith("frame 10: the rig jumps by") and "Reset at Cuts" in jumps[0]
+    calm = FrameSimulation(prepared, SolverSettings(), 1, 20, swing)
+    calm.offsets(20)
+    assert calm.warnings == []
+
+
+def test_reset_at_cuts_restarts_at_rest_on_the_new_pose(prepared):
+    """With Reset at Cuts the state at the cut is at rest relative to the rig (z = 0 exactly), and what
+    follows equals a simulation that starts there with the rig at rest."""
+    sim = FrameSimulation(prepared, SolverSettings(reset_at_cuts=True), 1, 20, _teleport)
+    assert not sim.state(10).z.any()
+    assert any(w.startswith("frame 10:") and "restarts" in w for w in sim.warnings)
+    fresh = FrameSimulation(prepared, SolverSettings(), 10, 20, _teleport)
+    # The fresh start extrapolates the rig's velocity at frame 10; the reset starts it at rest.
+    assert np.abs(sim.offsets(20)).max() > 0
+    assert np.isfinite(fresh.offsets(20)).all()
+
+
+def test_a_collapsed_or_mirrored_bone_is_reported(prepared):
+    def collapse(f):
+        A = swing(f).reshape(3, 3, 4).copy()
+        if f == 5:
+            A[2, :, :3] = 0.0
+        if f >= 8:
+            A[1, 0, :3] *= -1.0
+        return A.ravel()
+
+    sim = FrameSimulation(prepared, SolverSettings(), 1, 12, collapse)
+    sim.offsets(12)
+    text = " | ".join(sim.warnings)
+    assert "frame 5: bone 2 of the rig is scaled to zero" in text
+    assert "frame 8: bone 1 of the rig has a negative scale" in text

@@ -1,11 +1,15 @@
 """Embedding render-mesh vertices in the simulation tet mesh.
 
-Each render vertex gets one tet and its four barycentric coordinates in it:
-the containing tet, or for a point just outside the tet mesh, the nearest
-candidate tet with its (extrapolated, possibly negative) coordinates.  Both
-sum to one and are the affine coordinates of the point in that tet, so the
-embedding reproduces the rest pose exactly and any affine motion of the tet
-mesh exactly.  The render mesh's resolution never reaches the solver.
+Each render vertex gets one tet and its four barycentric coordinates in it.
+A point inside the mesh gets the tet that contains it; its coordinates are
+its affine coordinates there, so the embedding reproduces the rest pose
+exactly and any affine motion of the tet mesh exactly.  A point outside the
+mesh is never extrapolated (a fin 8 tets outside would get weights of -8 and
+amplify every motion): it is projected onto the nearest tet, whose
+coordinates of that nearest point are all in [0, 1], and flagged.  So every
+weight is within [-EMBED_TOL, 1 + EMBED_TOL].  The meshers put every surface
+vertex inside; ``projected`` counts what was not.  The render mesh's
+resolution never reaches the solver.
 """
 
 from __future__ import annotations
@@ -15,46 +19,129 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial import cKDTree
 
-# Barycentric coordinates above this count as inside (round-off on faces).
-INSIDE_TOL = -1e-9
+from .surface import closest_points_on_triangles
+
+# epsilon: coordinates in [-EMBED_TOL, 1 + EMBED_TOL] count as inside (a point
+# on a shared face, in round-off); anything else is projected.
+EMBED_TOL = 1e-6
 CANDIDATES = 24
+# Points not found among the nearest CANDIDATES tets (by centroid) are looked
+# for among this many before they are called outside.
+MORE_CANDIDATES = 128
 
 
 @dataclass(frozen=True)
 class Embedding:
-    """tet (k,) containing/nearest tet; bary (k, 4) affine coordinates; outside (k,) True if extrapolated."""
+    """tet (k,) holding tet; bary (k, 4) coordinates in it, each within [-EMBED_TOL, 1 + EMBED_TOL].
+
+    outside: (k,) True where the point lay outside the mesh and was
+    projected onto its nearest tet; distance: (k,) how far it was moved
+    (0 for points inside).
+    """
 
     tet: np.ndarray
     bary: np.ndarray
     outside: np.ndarray
+    distance: np.ndarray
+
+    @property
+    def projected(self) -> int:
+        """How many points lay outside the mesh and were projected onto it."""
+        return int(self.outside.sum())
 
 
 def barycentric(X: np.ndarray, T: np.ndarray, tets: np.ndarray, P: np.ndarray) -> np.ndarray:
-    """Affine coordinates (k, 4) of points P (k, 3) in tets ``tets`` (k,) of mesh (X, T)."""
+    """Affine coordinates (k, 4) of points P (k, 3) in tets ``tets`` (k,) of mesh (X, T).
+
+    Cramer's rule with edge vectors from corner 0.  A flat tet (zero volume)
+    gives -inf coordinates: no point is inside it.
+    """
     V = X[T[tets]]  # (k, 4, 3)
-    D = np.swapaxes(V[:, 1:] - V[:, :1], 1, 2)  # columns are edges from vertex 0
-    lam = np.linalg.solve(D, (P - V[:, 0])[:, :, None])[:, :, 0]
-    return np.concatenate([1.0 - lam.sum(axis=1, keepdims=True), lam], axis=1)
+    b, c, d, p = V[:, 1] - V[:, 0], V[:, 2] - V[:, 0], V[:, 3] - V[:, 0], P - V[:, 0]
+    cd = np.cross(c, d)
+    det = np.einsum("ij,ij->i", b, cd)
+    num = np.stack(
+        [
+            np.einsum("ij,ij->i", p, cd),
+            np.einsum("ij,ij->i", b, np.cross(p, d)),
+            np.einsum("ij,ij->i", b, np.cross(c, p)),
+        ],
+        axis=1,
+    )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lam = num / det[:, None]
+        out = np.concatenate([1.0 - lam.sum(axis=1, keepdims=True), lam], axis=1)
+    out[det == 0] = -np.inf
+    return out
+
+
+def _best_candidates(
+    X: np.ndarray, T: np.ndarray, centroids: cKDTree, P: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Among the k tets nearest each point P (p, 3) by centroid: the one it is least outside of.
+
+    Returns candidates (p, k), best tet (p,) and its coordinates (p, 4).
+    """
+    k = int(min(k, len(T)))
+    _, cand = centroids.query(P, k=k)
+    cand = cand.reshape(len(P), k)
+    bary = barycentric(X, T, cand.ravel(), np.repeat(P, k, axis=0)).reshape(len(P), k, 4)
+    # The largest smallest coordinate: inside if >= 0, else the tet the point is least outside of.
+    best = np.argmax(bary.min(axis=2), axis=1)
+    rows = np.arange(len(P))
+    return cand, cand[rows, best], bary[rows, best]
+
+
+def _inside(bary: np.ndarray) -> np.ndarray:
+    """(p,) True where every coordinate of bary (p, 4) is within [-EMBED_TOL, 1 + EMBED_TOL]."""
+    return (bary.min(axis=1) >= -EMBED_TOL) & (bary.max(axis=1) <= 1.0 + EMBED_TOL)
+
+
+def nearest_tet_points(X: np.ndarray, T: np.ndarray, cand: np.ndarray, P: np.ndarray) -> tuple[np.ndarray, ...]:
+    """For each point P (p, 3), the nearest of its candidate tets cand (p, k): (tet (p,), bary (p, 4), distance (p,)).
+
+    The nearest point of a tet a point lies outside of is on one of its four
+    faces; its coordinates are clipped at 0 and renormalised (round-off).
+    """
+    p, k = cand.shape
+    faces = np.array([[1, 2, 3], [0, 2, 3], [0, 1, 3], [0, 1, 2]])
+    corners = X[T[cand]]  # (p, k, 4, 3)
+    tri = corners[:, :, faces]  # (p, k, 4, 3, 3)
+    Q = np.broadcast_to(P[:, None, None, :], (p, k, 4, 3)).reshape(-1, 3)
+    t = tri.reshape(-1, 3, 3)
+    w = closest_points_on_triangles(Q, t[:, 0], t[:, 1], t[:, 2])
+    pts = np.einsum("ij,ijk->ik", w, t)
+    d = np.linalg.norm(pts - Q, axis=1).reshape(p, k * 4)
+    best = np.argmin(d, axis=1)
+    rows = np.arange(p)
+    kk, ff = best // 4, best % 4
+    bary = np.zeros((p, 4))
+    bary[rows[:, None], faces[ff]] = w.reshape(p, k * 4, 3)[rows, best]
+    bary = np.clip(bary, 0.0, None)
+    bary /= bary.sum(axis=1, keepdims=True)
+    return cand[rows, kk], bary, d[rows, best]
 
 
 def embed_points(X: np.ndarray, T: np.ndarray, P: np.ndarray, candidates: int = CANDIDATES) -> Embedding:
-    """Embed points P (k, 3) in tet mesh (X (n, 3), T (t, 4))."""
+    """Embed points P (k, 3) in tet mesh (X (n, 3), T (t, 4)): the holding tet, else the nearest one."""
+    X = np.asarray(X, dtype=np.float64)
+    T = np.asarray(T, dtype=np.int64)
     P = np.asarray(P, dtype=np.float64)
-    k = int(min(candidates, len(T)))
-    _, cand = cKDTree(X[T].mean(axis=1)).query(P, k=k)
-    cand = cand.reshape(len(P), k)
-    bary = barycentric(X, T, cand.ravel(), np.repeat(P, k, axis=0)).reshape(len(P), k, 4)
-    # The best candidate has the largest smallest coordinate: inside if >= 0,
-    # otherwise the tet the point is "least outside" of.
-    score = bary.min(axis=2)
-    best = np.argmax(score, axis=1)
-    rows = np.arange(len(P))
-    outside = score[rows, best] < INSIDE_TOL
+    centroids = cKDTree(X[T].mean(axis=1))
+    cand, tet, bary = _best_candidates(X, T, centroids, P, candidates)
+    inside = _inside(bary)
+    distance = np.zeros(len(P))
+    if not inside.all():
+        # A long or flat tet's centroid can be far from points inside it: look wider first.
+        miss = np.flatnonzero(~inside)
+        _, t2, b2 = _best_candidates(X, T, centroids, P[miss], MORE_CANDIDATES)
+        tet[miss], bary[miss] = t2, b2
+        inside[miss] = _inside(b2)
+    outside = ~inside
     if outside.any():
-        # For points outside the mesh, prefer the tet whose centroid is nearest:
-        # extrapolating from a far tet would amplify its deformation.
-        best[outside] = 0
-    return Embedding(tet=cand[rows, best], bary=bary[rows, best], outside=outside)
+        out = np.flatnonzero(outside)
+        tet[out], bary[out], distance[out] = nearest_tet_points(X, T, cand[out], P[out])
+    return Embedding(tet=tet, bary=bary, outside=outside, distance=distance)
 
 
 def interpolate(embedding: Embedding, T: np.ndarray, values: np.ndarray) -> np.ndarray:

@@ -308,13 +308,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "loose_parts",
         "Loose Parts",
-        "What happens to separate pieces far from the body",
-        "OWN_VOLUME",
+        "What happens to separate pieces (eyes, teeth, armour plates) outside the body",
+        "JOIN",
         "subspace",
         "character",
         choices=_choices(
-            ("OWN_VOLUME", "Simulate", "Loose parts outside the body get a volume of their own"),
-            ("SKIP", "Skip", "Loose parts outside the body only follow the rig"),
+            ("JOIN", "Join", "Pieces near the body join its volume; pieces far from it follow the rig only"),
+            ("SKIP", "Skip", "Every piece outside the body follows the rig only"),
         ),
     ),
     # Simulation -------------------------------------------------------------

@@ -104,6 +104,73 @@ def clean_surface(V: np.ndarray, F: np.ndarray) -> CleanSurface:
     return CleanSurface(V=Vc, F=Fc, vertex_map=vmap, part=face_parts(Fc, len(Vc)))
 
 
+def boundary_chain(F: np.ndarray) -> np.ndarray:
+    """Directed edges (e, 2) where the surface is open, one row per unit of multiplicity.
+
+    Every face (a, b, c) contributes a->b, b->c, c->a; an edge used once in
+    each direction cancels.  What is left is the boundary of the surface as an
+    oriented chain: the rims of holes, fins and cards, plus the seams of
+    flipped or non-manifold patches (an edge used twice the same way is a rim
+    of multiplicity two).  It is empty for a closed, consistently oriented
+    surface, and it is always a union of closed loops.
+    """
+    d = np.asarray(F, dtype=np.int64)[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2)
+    lo, hi = d.min(axis=1), d.max(axis=1)
+    sign = np.where(d[:, 0] < d[:, 1], 1, -1)
+    n = int(d.max()) + 1 if len(d) else 1
+    key, inv = np.unique(lo * n + hi, return_inverse=True)  # one integer per undirected edge
+    net = np.bincount(inv.ravel(), weights=sign, minlength=len(key)).astype(np.int64)
+    open_ = net != 0
+    key, net = key[open_], net[open_]
+    pairs = np.stack([key // n, key % n], axis=1)
+    edges = np.where((net > 0)[:, None], pairs, pairs[:, ::-1])
+    return np.repeat(edges, np.abs(net), axis=0)
+
+
+def closing_caps(V: np.ndarray, F: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Triangles that close every hole of surface (V (n, 3), F (f, 3)): (Vc (n + c, 3), caps (g, 3)).
+
+    Each connected loop system of the boundary chain gets a fan from the mean
+    of its vertices (appended to V), with triangle (b, a, centre) for each
+    boundary edge a->b.  The spokes of a loop cancel, so F plus the caps has
+    no boundary: its winding number is an integer everywhere off the surface,
+    and the winding number of F is that integer minus the caps' own.
+    """
+    edges = boundary_chain(F)
+    if len(edges) == 0:
+        return np.asarray(V, dtype=np.float64), np.zeros((0, 3), dtype=np.int64)
+    verts, local = np.unique(edges, return_inverse=True)
+    local = local.reshape(-1, 2)
+    graph = sp.coo_matrix((np.ones(len(local)), (local[:, 0], local[:, 1])), shape=(len(verts), len(verts)))
+    ncomp, comp = connected_components(graph, directed=False)
+    counts = np.bincount(comp, minlength=ncomp)
+    sums = np.stack([np.bincount(comp, weights=V[verts, i], minlength=ncomp) for i in range(3)], axis=1)
+    centres = sums / counts[:, None]
+    Vc = np.vstack([np.asarray(V, dtype=np.float64), centres])
+    caps = np.stack([edges[:, 1], edges[:, 0], len(V) + comp[local[:, 0]]], axis=1)
+    return Vc, caps
+
+
+def part_volumes(V: np.ndarray, F: np.ndarray, part: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Volume each surface part encloses once its holes are capped, and whether it had holes: (p,), (p,).
+
+    Volumes are |signed volume| per part (divergence theorem over the part
+    and its caps), so a flipped part counts fully and a single-sided card
+    encloses nothing.  V (n, 3), F (f, 3), part (f,) labels 0..p-1.
+    """
+    Vc, caps = closing_caps(V, F)
+    n_parts = int(part.max()) + 1 if len(part) else 0
+    vertex_part = np.zeros(len(Vc), dtype=np.int64)
+    vertex_part[F.ravel()] = np.repeat(part, 3)
+    tri = np.vstack([F, caps])
+    label = np.concatenate([part, vertex_part[caps[:, 0]]])
+    a, b, c = Vc[tri[:, 0]], Vc[tri[:, 1]], Vc[tri[:, 2]]
+    vol = np.einsum("ij,ij->i", np.cross(a, b), c) / 6.0
+    volumes = np.abs(np.bincount(label, weights=vol, minlength=n_parts))
+    holed = np.bincount(vertex_part[caps[:, 0]], minlength=n_parts) > 0
+    return volumes, holed
+
+
 def enclosed_volume(V: np.ndarray, F: np.ndarray) -> float:
     """Signed volume enclosed by a closed, consistently oriented surface (divergence theorem)."""
     a, b, c = V[F[:, 0]], V[F[:, 1]], V[F[:, 2]]

@@ -109,27 +109,47 @@ def shape_gradients(X: np.ndarray, T: np.ndarray) -> np.ndarray:
     return G
 
 
+# Face k of a tet is opposite vertex k; these orderings are outward for positive tets.
+_FACES = np.array([[1, 2, 3], [0, 3, 2], [0, 1, 3], [0, 2, 1]])
+
+
+def face_keys(T: np.ndarray) -> np.ndarray:
+    """One int64 per tet face (4 t,), equal exactly for faces with the same three vertices. T: (t, 4).
+
+    The sorted vertex triple packed into 21 bits each (vertex ids are
+    renumbered first where they do not fit): a sort of integers instead of
+    rows, several times faster.
+    """
+    faces = np.sort(T[:, _FACES].reshape(-1, 3), axis=1)
+    if faces.size and faces.max() >= 1 << 21:
+        _, faces = np.unique(faces, return_inverse=True)
+        faces = faces.reshape(-1, 3)
+    faces = faces.astype(np.int64)
+    return (faces[:, 0] << 42) | (faces[:, 1] << 21) | faces[:, 2]
+
+
 def boundary_faces(T: np.ndarray) -> np.ndarray:
     """Faces that belong to exactly one tet, oriented outwards.
 
     T: (t, 4) -> (f, 3) vertex indices.
     """
-    # Face k is opposite vertex k; these orderings are outward for positive tets.
-    local = np.array([[1, 2, 3], [0, 3, 2], [0, 1, 3], [0, 2, 1]])
-    faces = T[:, local].reshape(-1, 3)
-    key = np.sort(faces, axis=1)
-    _, inverse, counts = np.unique(key, axis=0, return_inverse=True, return_counts=True)
-    return faces[counts[inverse.ravel()] == 1]
+    key = face_keys(T)
+    order = np.argsort(key, kind="stable")
+    ks = key[order]
+    single = np.ones(len(ks), dtype=bool)
+    same = ks[1:] == ks[:-1]
+    single[1:] &= ~same
+    single[:-1] &= ~same
+    return T[:, _FACES].reshape(-1, 3)[np.sort(order[single])]
 
 
 def face_adjacency(T: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Pairs of tets that share a face. T: (t, 4) -> (a, b) each (p,), a < b."""
-    local = np.array([[1, 2, 3], [0, 3, 2], [0, 1, 3], [0, 2, 1]])
-    key = np.sort(T[:, local].reshape(-1, 3), axis=1)
+    key = face_keys(T)
     owner = np.repeat(np.arange(len(T)), 4)
-    order = np.lexsort(key.T[::-1])
+    order = np.argsort(key, kind="stable")
     ks, os_ = key[order], owner[order]
-    same = (ks[1:] == ks[:-1]).all(axis=1)
+    same = ks[1:] == ks[:-1]
     return os_[:-1][same], os_[1:][same]
 
 

@@ -73,3 +73,36 @@ def join(*parts):
 def signed_volume(V, F):
     a, b, c = V[F[:, 0]], V[F[:, 1]], V[F[:, 2]]
     return float(np.einsum("ij,ij->i", np.cross(a, b), c).sum() / 6)
+
+
+def card(nu: int = 10, nv: int = 4, origin=(0.0, 0.0, 0.0), du=(1.0, 0.0, 0.0), dv=(0.0, 1.0, 0.0)):
+    """An open, single-sided quad strip (a fin or a card): a grid of nu x nv quads, two triangles each."""
+    u, v = np.meshgrid(np.arange(nu + 1) / nu, np.arange(nv + 1) / nv, indexing="ij")
+    V = (
+        np.asarray(origin, float)
+        + u.ravel()[:, None] * np.asarray(du, float)
+        + v.ravel()[:, None] * np.asarray(dv, float)
+    )
+    i, j = (a.ravel() for a in np.meshgrid(np.arange(nu), np.arange(nv), indexing="ij"))
+    a, b, c, d = i * (nv + 1) + j, (i + 1) * (nv + 1) + j, (i + 1) * (nv + 1) + j + 1, i * (nv + 1) + j + 1
+    return V, np.vstack([np.stack([a, b, c], 1), np.stack([a, c, d], 1)])
+
+
+def suzanne_like(n: int = 32) -> tuple[np.ndarray, np.ndarray]:
+    """An open head like Blender's Suzanne, built without Blender: a sphere with two eye sockets and a neck
+    cut open, two separate closed eyeballs sitting in the sockets, and an open ear card on each side."""
+    V, F = uv_sphere(n)
+    centroid = V[F].mean(axis=1)
+    eyes = [np.array([0.45, -0.8, 0.35]), np.array([-0.45, -0.8, 0.35])]
+    holes = np.zeros(len(F), dtype=bool)
+    for e in eyes:
+        holes |= np.linalg.norm(centroid - e / np.linalg.norm(e), axis=1) < 0.28
+    holes |= centroid[:, 2] < -0.85  # the neck
+    head = (V, F[~holes])
+    balls = [uv_sphere(12, 0.2, e / np.linalg.norm(e) * 0.88) for e in eyes]
+    ears = [card(6, 4, (s * 0.95, -0.2, 0.1), (s * 0.6, 0.1, 0.3), (0.0, 0.5, 0.1)) for s in (1.0, -1.0)]
+    V, F = join(head, *balls, *ears)
+    used = np.unique(F)  # the cut-away sphere vertices belong to no face any more
+    remap = np.full(len(V), -1)
+    remap[used] = np.arange(len(used))
+    return V[used], remap[F]

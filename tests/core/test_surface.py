@@ -4,8 +4,15 @@ import numpy as np
 import pytest
 
 from core.errors import MeshError
-from core.surface import clean_surface, closest_points_on_triangles, closest_surface_points, enclosed_volume
-from tests.core.surfaces import box, join, uv_sphere
+from core.surface import (
+    boundary_chain,
+    clean_surface,
+    closest_points_on_triangles,
+    closest_surface_points,
+    closing_caps,
+    enclosed_volume,
+)
+from tests.core.surfaces import box, card, join, uv_sphere
 
 
 def test_duplicates_and_zero_area_faces_are_removed():
@@ -62,3 +69,29 @@ def test_surface_projection_and_enclosed_volume():
     assert enclosed_volume(V, F) == pytest.approx(2.0)
     pts, _, _ = closest_surface_points(V, F, np.array([[1.0, 0.5, 1.3], [-0.5, 0.5, 0.5]]))
     assert np.allclose(pts, [[1.0, 0.5, 1.0], [0.0, 0.5, 0.5]])
+
+
+def test_a_closed_surface_has_no_boundary_and_a_holed_one_is_closed_by_its_caps():
+    V, F = uv_sphere(16)
+    assert len(boundary_chain(F)) == 0
+    holed = F[V[F].mean(axis=1)[:, 2] < 0.7]
+    rim = boundary_chain(holed)
+    assert len(rim) == 16  # one loop around the cut (the sphere's 16 segments)
+    Vc, caps = closing_caps(V, holed)
+    assert len(boundary_chain(np.vstack([holed, caps]))) == 0
+    assert len(Vc) == len(V) + 1  # one fan centre for the one loop
+    # Capped, the bowl encloses the sphere below the cut (the cap is nearly flat): between the two.
+    full = enclosed_volume(V, F)
+    assert 0.85 * full < enclosed_volume(Vc, np.vstack([holed, caps])) < full
+
+
+def test_a_card_capped_by_its_own_rim_encloses_nothing_and_flipped_seams_are_boundary():
+    V, F = card(4, 4)
+    Vc, caps = closing_caps(V, F)
+    assert abs(enclosed_volume(Vc, np.vstack([F, caps]))) < 1e-12
+    Vs, Fs = uv_sphere(12)
+    Fs = Fs.copy()
+    Fs[:3] = Fs[:3, ::-1]  # three flipped faces: their edges count twice the same way
+    assert len(boundary_chain(Fs)) > 0
+    Vc, caps = closing_caps(Vs, Fs)
+    assert len(boundary_chain(np.vstack([Fs, caps]))) == 0

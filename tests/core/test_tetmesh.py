@@ -88,3 +88,11 @@ def test_face_adjacency_counts_interior_faces(box):
     assert (a < b).all() or (a != b).all()
     interior_faces = (4 * len(T) - len(boundary_faces(T))) // 2
     assert len(a) == interior_faces
+
+
+def test_face_pairing_does_not_depend_on_how_large_the_vertex_ids_are(box):
+    """Faces are paired by packed integer keys; ids beyond 21 bits (a lattice's global ids) are renumbered first."""
+    _, T = box
+    big = T * 977 + (1 << 22)  # sparse, huge ids, same order
+    assert all(np.array_equal(x, y) for x, y in zip(face_adjacency(T), face_adjacency(big)))
+    assert np.array_equal(boundary_faces(big), boundary_faces(T) * 977 + (1 << 22))

@@ -20,18 +20,23 @@ the rig-complementary subspace by construction.
 Two rest states.  ``rest_state="rest"`` is the paper's energy: the flesh
 relaxes towards the elastic rest shape, so a bent elbow held still keeps a
 secondary offset (the rig's pose is not an elastic equilibrium).
-``rest_state="pose"`` (the product's default: animators own the pose)
-measures the energy from the rig-deformed shape to second order,
+``rest_state="pose"`` (the product's default: animators own the pose) gives
+every cluster the rig's own stretch S_c as its rest shape (F_rig,c = R0_c S_c)
+and measures the volume term from the pose's trace s0_c:
 
-    Psi_pose(Z) = Psi_rest(Z) - Psi_rest(0) - grad Psi_rest(0) . Z,
+    Psi_pose(Z) = sum_c sum_{e in c} mu_e V_e ||F_e - R_c S_c||^2 + sum_c lam_c/2 (tr(Rv_c^T F_c) - s0_c)^2
+                  - (its value and gradient at Z = 0)
 
-so Z = 0 (the animated pose) is an equilibrium of every rig pose and the
-motion dies out there once the rig holds still.  Psi_rest is invariant under
-rotations and translations, so the subtracted linear term rotates with the
-problem: complementarity, rotation equivariance and Galilean invariance stay
-exact.  In the scalar-factored products the rig's Laplacian term cancels and
-only the rig's cluster rotations R0_c = polar(F_rig,c) remain (one batched
-polar decomposition per step).
+with R_c = polar(F_c S_c) and Rv_c = polar(F_c).  Z = 0 (the animated pose) is
+then a stable rest on every pose: the subtracted gradient is only the rig's
+variation inside a cluster, small.  (Subtracting the whole rest energy's
+gradient instead makes the pose an equilibrium but not a stable one: a
+squashed cluster's pre-stress does not turn with it, so turning lowers the
+energy, and squashed paws buckled away from the pose.)  S_c, R_c and s0_c
+rotate with the problem, so complementarity, rotation equivariance and
+Galilean invariance stay exact.  The cost is one more batched polar
+decomposition per step (the rig's clusters), two 3x3 products per cluster
+per iteration, and for co-rotational a second polar per evaluation.
 
 * ARAP (lam = 0): local-global.  Local: R_c = polar(F_c) for all clusters at
   once.  Global: the quadratic with R fixed, one prefactored Cholesky solve.
@@ -178,7 +183,9 @@ class _System:
 class _StepTerms:
     """Everything one step's potential needs besides Z (all 4m x 3 unless noted).
 
-    lin, e0: the elastic energy's linear coefficient and constant (unscaled);
+    lin, e0, s_ref, S: the elastic energy's linear coefficient, constant,
+    reference traces (r,) and the rig's cluster stretches (r, 3, 3) or None
+    (unscaled; see ``_elastic_reference``);
     Fr (3r x 3): the rig's stacked cluster gradients F_rig,c^T;
     Zh: inertial prediction 2 z - z_prev; z: the state now; dq: the rig's
     momentum change q - (2 q_now - q_before); Z0: the global step's constant part.
@@ -186,6 +193,8 @@ class _StepTerms:
 
     lin: np.ndarray
     e0: float
+    s_ref: np.ndarray
+    S: np.ndarray | None
     Fr: np.ndarray
     Zh: np.ndarray
     z: np.ndarray
@@ -325,34 +334,47 @@ class Simulator:
         return SimState(z=z, z_prev=z.copy(), q=q, q_prev=q_prev)
 
     # ------------------------------------------------------------------ energy
-    def _elastic_linear_terms(self, Fr: np.ndarray, bL: np.ndarray | None, const: float) -> tuple[np.ndarray, float]:
-        """(lin (4m x 3), e0) with Psi(Z) = Z.A_L Z + lin.Z + e0 - 2 mu.s + lam/2 (s - 3)^2 (unscaled).
+    def _elastic_reference(
+        self, Fr: np.ndarray, bL: np.ndarray | None, const: float
+    ) -> tuple[np.ndarray, float, np.ndarray, np.ndarray | None]:
+        """(lin (4m x 3), e0, s_ref (r,), S (r, 3, 3) or None): the terms that set where the flesh rests.
 
-        "rest": lin = 2 b_L, e0 = the rig's Laplacian constant + 3 sum mu.
-        "pose": minus Psi_rest(0) and its gradient at 0; only the rig's cluster
-        rotations R0 enter: lin = C_W^T (2 mu R0 - lam (s0 - 3) R0),
-        e0 = 2 mu.s0 - lam/2 (s0 - 3)^2.
+        Psi(Z) = Z.A_L Z + lin.Z + e0 - 2 mu.a + lam/2 (s - s_ref)^2 with
+        a_c = tr(R_c^T F_c S_c), R_c = polar(F_c S_c), s_c = tr(polar(F_c)^T F_c).
+
+        "rest": S = I, lin = 2 b_L, e0 = the rig's Laplacian constant + 3 sum mu,
+        s_ref = 3: the paper's energy.  "pose": each cluster's rest shape is the
+        rig's own stretch S_c (F_rig,c = R0_c S_c), i.e. sum_e mu_e V_e
+        ||F_e - R_c S_c||^2, minus its value and gradient at Z = 0 (only the
+        rig's variation inside a cluster is left there, a small force);
+        that leaves lin = 2 C_W^T (mu F_rig), e0 = 2 mu.||F_rig||^2.  The
+        volume part is measured from the pose's traces, s_ref = s0.  Both
+        parts are minimal at Z = 0 with positive curvature there, so a
+        squashed or stretched pose is a stable rest, not just an equilibrium.
         """
         m = self.model
         if not self.pose:
             assert bL is not None
-            return 2.0 * bL, const + 3.0 * float(m.cluster_mu.sum())
-        R0, s0 = self._rotations(Fr)
-        force = (2.0 * self._mu3 - np.repeat(self._lam * (s0 - 3.0), 3)[:, None]) * R0
-        e0 = 2.0 * float(m.cluster_mu @ s0) - 0.5 * float(self._lam @ (s0 - 3.0) ** 2)
-        return m.C_W.T @ force, e0
+            return 2.0 * bL, const + 3.0 * float(m.cluster_mu.sum()), np.full(m.r, 3.0), None
+        r = m.r
+        R0t = rotation(Fr.reshape(r, 3, 3))  # R0_c^T
+        S = R0t @ np.swapaxes(Fr.reshape(r, 3, 3), 1, 2)  # R0^T F_rig: the rig's stretch per cluster
+        S = 0.5 * (S + np.swapaxes(S, 1, 2))
+        s0 = cluster_traces(R0t.reshape(3 * r, 3), Fr)
+        e0 = 2.0 * float(m.cluster_mu @ np.einsum("ij,ij->i", Fr.reshape(r, 9), Fr.reshape(r, 9)))
+        return m.C_W.T @ (2.0 * self._mu3 * Fr), e0, s0, S
 
-    def _elastic(self, Z: np.ndarray, s: np.ndarray, lin: np.ndarray, e0: float) -> float:
-        """Psi(Z) (unscaled, J) given s_c = tr(R_c^T F_c) at Z: the one place the elastic energy is written."""
+    def _elastic(self, Z: np.ndarray, a: np.ndarray, s: np.ndarray, t: _StepTerms) -> float:
+        """Psi(Z) (unscaled, J) given the traces a and s at Z: the one place the elastic energy is written."""
         m = self.model
-        e = float(np.sum(Z * (m.A_L @ Z))) + float(np.sum(Z * lin)) + e0
-        return e - 2.0 * float(m.cluster_mu @ s) + 0.5 * float(self._lam @ (s - 3.0) ** 2)
+        e = float(np.sum(Z * (m.A_L @ Z))) + float(np.sum(Z * t.lin)) + t.e0
+        return e - 2.0 * float(m.cluster_mu @ a) + 0.5 * float(self._lam @ (s - t.s_ref) ** 2)
 
-    def _potential(self, sys: _System, t: _StepTerms, Z: np.ndarray, s: np.ndarray) -> float:
+    def _potential(self, sys: _System, t: _StepTerms, Z: np.ndarray, a: np.ndarray, s: np.ndarray) -> float:
         """The incremental potential E(Z) of one step (J)."""
         A_M = self.model.A_M
         d = Z - t.Zh
-        e = sys.kappa * self._elastic(Z, s, t.lin, t.e0)
+        e = sys.kappa * self._elastic(Z, a, s, t)
         e += 0.5 * self._ih2 * float(np.sum(d * (A_M @ d))) + self._ih2 * float(np.sum(d * t.dq))
         if sys.ch:
             dz = Z - t.z
@@ -361,19 +383,43 @@ class Simulator:
             e -= float(np.sum(Z * self._gravity))
         return e
 
-    def _rotations(self, Fs: np.ndarray, traces: bool = True) -> tuple[np.ndarray, np.ndarray]:
-        """Stacked R^T (3r x 3) for stacked F^T (3r x 3), and s_c = tr(R_c^T F_c) (empty if not ``traces``)."""
+    def _local(self, Fs: np.ndarray, S: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """The local step: stacked (R_c S_c)^T (3r x 3) with R_c = polar(F_c S_c), and a_c = tr(R_c^T F_c S_c).
+
+        Fs stacks F_c^T.  (R S)^T is what the global step and the energy's
+        gradient need; S = None is the identity (the "rest" energy).
+        """
         r = self.model.r
-        Rs = rotation(Fs.reshape(r, 3, 3)).reshape(3 * r, 3)
-        return Rs, cluster_traces(Rs, Fs) if traces else np.empty(0)
+        if S is None:
+            RS = rotation(Fs.reshape(r, 3, 3)).reshape(3 * r, 3)
+        else:
+            SF = S @ Fs.reshape(r, 3, 3)  # (F S)^T
+            RS = (S @ rotation(SF)).reshape(3 * r, 3)
+        return RS, cluster_traces(RS, Fs)
+
+    def _volume(self, Fs: np.ndarray, t: _StepTerms, RS: np.ndarray, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Stacked polar(F_c)^T and s_c = tr(polar(F_c)^T F_c) for the volume term (the local step's when S = I)."""
+        if t.S is None:
+            return RS, a
+        r = self.model.r
+        Rv = rotation(Fs.reshape(r, 3, 3)).reshape(3 * r, 3)
+        return Rv, cluster_traces(Rv, Fs)
 
     def _rms(self, dZ: np.ndarray) -> float:
         """Mass-weighted RMS (m) of the displacement change u = Y dZ."""
         return float(np.sqrt(max(np.sum(dZ * (self.model.A_M @ dZ)), 0.0) / self._mass_total))
 
     # ------------------------------------------------------------------ step
-    def _terms(self, sys: _System, state: SimState, q: np.ndarray, Fr: np.ndarray, lin: np.ndarray, e0: float):
+    def _terms(
+        self,
+        sys: _System,
+        state: SimState,
+        q: np.ndarray,
+        Fr: np.ndarray,
+        ref: tuple[np.ndarray, float, np.ndarray, np.ndarray | None],
+    ) -> _StepTerms:
         A_M = self.model.A_M
+        lin, e0, s_ref, S = ref
         Zh = 2.0 * state.z - state.z_prev
         dq = q - (2.0 * state.q - state.q_prev)
         rhs = -sys.kappa * lin + self._ih2 * (A_M @ Zh - dq)
@@ -382,7 +428,7 @@ class Simulator:
         if self._gravity is not None:
             rhs += self._gravity
         Z0 = sla.cho_solve(sys.chol, rhs, check_finite=False)
-        return _StepTerms(lin=lin, e0=e0, Fr=Fr, Zh=Zh, z=state.z, dq=dq, Z0=Z0)
+        return _StepTerms(lin=lin, e0=e0, s_ref=s_ref, S=S, Fr=Fr, Zh=Zh, z=state.z, dq=dq, Z0=Z0)
 
     def step(
         self,
@@ -419,8 +465,7 @@ class Simulator:
                 s.damping if damping is None else damping,
             )
         q, Fr, bL, const = self._rig_terms(p, x_rig)
-        lin, e0 = self._elastic_linear_terms(Fr, bL, const)
-        terms = self._terms(sys, state, q, Fr, lin, e0)
+        terms = self._terms(sys, state, q, Fr, self._elastic_reference(Fr, bL, const))
         solve = self._solve_arap if self.arap else self._solve_corotational
         Z, report = solve(sys, terms, record)
         self._check(Z, where)
@@ -433,14 +478,15 @@ class Simulator:
         n_iter = self.settings.max_iterations
         Z = t.z.copy()
         Fs = C_W @ Z + t.Fr
-        Rs, s = self._rotations(Fs, traces=record is not None)
+        RS, a = self._local(Fs, t.S)
         if record is not None:
-            record.append(self._potential(sys, t, Z, s))
+            record.append(self._potential(sys, t, Z, a, a))
         residual, it = np.inf, 0
         for it in range(1, n_iter + 1):
-            Z_new = sys.K_R @ Rs + t.Z0
+            Z_new = sys.K_R @ RS + t.Z0
             if record is not None:
-                record.append(self._potential(sys, t, Z_new, cluster_traces(Rs, C_W @ Z_new + t.Fr)))
+                a_fixed = cluster_traces(RS, C_W @ Z_new + t.Fr)  # rotations of the last local step
+                record.append(self._potential(sys, t, Z_new, a_fixed, a_fixed))
             if tol > 0.0 or it == n_iter:  # with tolerance 0 only the final update is reported
                 residual = self._rms(Z_new - Z)
             Z = Z_new
@@ -448,13 +494,13 @@ class Simulator:
             done = residual <= tol or it == n_iter
             if done and record is None:
                 break  # no local step follows the last global one
-            Rs, s = self._rotations(Fs, traces=record is not None)
+            RS, a = self._local(Fs, t.S)
             if record is not None:
-                record.append(self._potential(sys, t, Z, s))
+                record.append(self._potential(sys, t, Z, a, a))
             if done:
                 break
-        energy = self._potential(sys, t, Z, cluster_traces(Rs, Fs))
-        return Z, StepReport(iterations=it, residual=residual, energy=energy)
+        a = cluster_traces(RS, Fs)
+        return Z, StepReport(iterations=it, residual=residual, energy=self._potential(sys, t, Z, a, a))
 
     def _solve_corotational(
         self, sys: _System, t: _StepTerms, record: list[float] | None
@@ -465,20 +511,23 @@ class Simulator:
         n_iter = self.settings.max_iterations
         Z = t.z.copy()
         Fs = C_W @ Z + t.Fr
-        Rs, s = self._rotations(Fs)
-        energy = self._potential(sys, t, Z, s)
+        RS, a = self._local(Fs, t.S)
+        Rv, sv = self._volume(Fs, t, RS, a)
+        energy = self._potential(sys, t, Z, a, sv)
         if record is not None:
             record.append(energy)
         residual, it, backtracks = np.inf, 0, 0
         for it in range(1, n_iter + 1):
-            target = sys.K_R @ Rs - sys.K_F @ (np.repeat(sys.lam * (s - 3.0), 3)[:, None] * Rs) + t.Z0
+            target = sys.K_R @ RS - sys.K_F @ (np.repeat(sys.lam * (sv - t.s_ref), 3)[:, None] * Rv) + t.Z0
             dZ = target - Z
             slope = -float(np.sum(dZ * self._hess_dot(sys, dZ)))
             dF = C_W @ dZ
             alpha = 1.0
             while True:
-                Rs_t, s_t = self._rotations(Fs + alpha * dF)
-                e_t = self._potential(sys, t, Z + alpha * dZ, s_t)
+                Fs_t = Fs + alpha * dF
+                RS_t, a_t = self._local(Fs_t, t.S)
+                Rv_t, sv_t = self._volume(Fs_t, t, RS_t, a_t)
+                e_t = self._potential(sys, t, Z + alpha * dZ, a_t, sv_t)
                 if e_t <= energy + ARMIJO * alpha * slope or backtracks >= MAX_BACKTRACKS:
                     break
                 alpha *= 0.5
@@ -486,8 +535,8 @@ class Simulator:
             if tol > 0.0 or it == n_iter:
                 residual = self._rms(alpha * dZ)
             Z = Z + alpha * dZ
-            Fs = Fs + alpha * dF
-            Rs, s, energy = Rs_t, s_t, e_t
+            Fs = Fs_t
+            RS, a, Rv, sv, energy = RS_t, a_t, Rv_t, sv_t, e_t
             if record is not None:
                 record.append(energy)
             if residual <= tol:
@@ -500,9 +549,12 @@ class Simulator:
         Zero at rest for "rest", and zero at z = 0 on every pose for "pose".
         """
         _, Fr, bL, const = self._rig_terms(p, x_rig)
-        lin, e0 = self._elastic_linear_terms(Fr, bL, const)
-        _, s = self._rotations(self.model.C_W @ z + Fr)
-        return self._sys.kappa * self._elastic(z, s, lin, e0)
+        ref = self._elastic_reference(Fr, bL, const)
+        t = _StepTerms(lin=ref[0], e0=ref[1], s_ref=ref[2], S=ref[3], Fr=Fr, Zh=z, z=z, dq=z, Z0=z)
+        Fs = self.model.C_W @ z + Fr
+        RS, a = self._local(Fs, t.S)
+        _, sv = self._volume(Fs, t, RS, a)
+        return self._sys.kappa * self._elastic(z, a, sv, t)
 
     def kinetic_energy(self, state: SimState) -> float:
         """Kinetic energy (J) of the secondary motion alone, from the last step's velocity."""

@@ -24,7 +24,6 @@ any scale.
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg as sla
 
 from .errors import SimulationError
 from .reduced import ReducedModel
@@ -70,7 +69,12 @@ def natural_frequencies(model: ReducedModel, arap: bool, count: int = 1) -> np.n
     """
     K = rest_hessian(model, arap)
     M = np.kron(model.A_M, np.eye(3))
-    w2 = sla.eigh(K, 0.5 * (M + M.T), eigvals_only=True)
+    # K v = w2 M v as a standard problem through M = L L^T.  numpy's LAPACK
+    # calls release the GIL (scipy.linalg.eigh holds it for the whole call),
+    # so a worker thread computing this never freezes Blender's interface.
+    L = np.linalg.cholesky(0.5 * (M + M.T))
+    Li = np.linalg.inv(L)
+    w2 = np.linalg.eigvalsh(Li @ K @ Li.T)
     w2 = w2[w2 > FREE_MODE_RATIO * max(float(w2.max()), 0.0)]
     if len(w2) == 0:
         raise SimulationError("the modes have no elastic stiffness; recompute the modes with more tets")

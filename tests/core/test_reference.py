@@ -13,6 +13,9 @@ from core.reference import (
     corotational_energy_density,
     corotational_stiffness,
     corotational_stress,
+    pose_energy_density,
+    pose_stiffness,
+    pose_stress,
 )
 from core.scenes import bar_scene
 from core.simulator import SimulationSettings, Simulator
@@ -38,6 +41,35 @@ def test_stress_and_stiffness_are_the_derivatives_of_the_energy():
         assert np.abs(dP - Hs[:, :, k]).max() < 1e-6
     w = np.linalg.eigvalsh(corotational_stiffness(F, mu, lam, project=True))
     assert w.min() >= -1e-10
+
+
+def test_pose_stress_and_stiffness_are_the_derivatives_of_the_pose_energy():
+    """Same central differences as above, for the "pose" rest state; zero energy and stress at F = R0 S."""
+    rng = np.random.default_rng(1)
+    F_rig = np.eye(3) + 0.3 * rng.standard_normal((6, 3, 3))
+    U, _, Vt = np.linalg.svd(F_rig)
+    R0 = U @ Vt * np.sign(np.linalg.det(U @ Vt))[:, None, None]
+    S = np.swapaxes(R0, 1, 2) @ F_rig
+    S = 0.5 * (S + np.swapaxes(S, 1, 2))
+    s_ref = np.einsum("tij,tij->t", R0, F_rig)
+    mu, lam = np.full(6, 2.0), np.full(6, 3.0)
+    F = F_rig + 0.2 * rng.standard_normal((6, 3, 3))
+    P = pose_stress(F, mu, lam, S, s_ref)
+    Hs = pose_stiffness(F, mu, lam, S, s_ref, project=False)
+    eps = 1e-6
+    for k in range(9):
+        E = np.zeros(9)
+        E[k] = eps
+        E = E.reshape(3, 3)
+        dpsi = (pose_energy_density(F + E, mu, lam, S, s_ref) - pose_energy_density(F - E, mu, lam, S, s_ref)) / (
+            2 * eps
+        )
+        dP = (pose_stress(F + E, mu, lam, S, s_ref) - pose_stress(F - E, mu, lam, S, s_ref)).reshape(6, 9) / (2 * eps)
+        assert np.abs(dpsi - P.reshape(6, 9)[:, k]).max() < 1e-7
+        assert np.abs(dP - Hs[:, :, k]).max() < 1e-6
+    F_pose = R0 @ S
+    assert np.abs(pose_energy_density(F_pose, mu, lam, S, s_ref)).max() < 1e-12
+    assert np.abs(pose_stress(F_pose, mu, lam, S, s_ref)).max() < 1e-12
 
 
 @pytest.fixture(scope="module", params=["pose", "rest"])

@@ -20,6 +20,7 @@ replaced once the new one is complete.
 from __future__ import annotations
 
 import os
+import re
 import struct
 import tempfile
 from collections.abc import Iterable
@@ -27,8 +28,13 @@ from pathlib import Path
 
 import numpy as np
 
-from .atomic import AtomicFile
+from .atomic import TEMP_SUFFIX, AtomicFile
 from .errors import CacheError
+
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks; a temporary file's age alone says it is stale
+    fcntl = None  # type: ignore[assignment]
 
 MAGIC = b"POINTCACHE2\0"
 _HEADER = struct.Struct("<12siiffi")
@@ -38,16 +44,35 @@ def header_bytes(points: int, start: float, samples: int, rate: float = 1.0) -> 
     return _HEADER.pack(MAGIC, 1, int(points), float(start), float(rate), int(samples))
 
 
-def check_writable(folder: str | os.PathLike[str]) -> Path:
-    """Create ``folder`` if needed and prove it is writable; raise a one-line CacheError if not."""
+def check_writable(folder: str | os.PathLike[str], create: bool = True) -> Path:
+    """Prove ``folder`` is (or can be made) writable; raise a one-line CacheError if not.
+
+    create: leave the folder created.  With False, the disk is left as it was:
+    a missing folder (and missing parents) is created for the proof and
+    removed again, so a request refused later leaves no empty folder behind.
+    The proof writes for real (a probe file), because permission bits, ACLs,
+    read-only mounts and Windows all disagree with ``os.access``.
+    """
     folder = Path(folder)
+    made: list[Path] = []
     try:
+        missing = folder
+        while not missing.exists() and missing.parent != missing:
+            made.append(missing)
+            missing = missing.parent
         folder.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(prefix=".skinmodes-probe-", dir=folder)
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
         raise CacheError(f"cannot write to {folder} ({exc.strerror or exc}); choose a writable cache folder") from exc
+    finally:
+        if not create:
+            for path in made:  # deepest first
+                try:
+                    path.rmdir()
+                except OSError:
+                    break  # not created by us after all, or someone wrote into it meanwhile: keep it
     return folder
 
 
@@ -67,6 +92,7 @@ class PC2Writer:
         self._out = AtomicFile(self.path, "wb")
         self.tmp = self._out.tmp
         try:
+            lock_partial(self._out.file.fileno())  # "being written": a later run must not take it for stale
             self._out.file.write(header_bytes(points, start, samples))
         except BaseException:
             self._out.abort()
@@ -96,6 +122,85 @@ class PC2Writer:
 
     def __exit__(self, *exc: object) -> None:
         self.abort()
+
+
+def lock_partial(fd: int) -> None:
+    """Mark an open temporary file as being written: an advisory lock the kernel drops when the writer dies.
+
+    A run that was killed (SIGKILL, power loss) leaves its temporary file
+    unlocked; a live writer in another process keeps its own locked, so
+    :func:`stale_partials` never takes a running bake's file for a leftover.
+    """
+    if fcntl is None:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        pass  # a filesystem without locks (some network mounts): the age test still guards the file
+
+
+def partial_in_use(path: Path) -> bool:
+    """True if a live writer holds ``path`` locked (see :func:`lock_partial`)."""
+    if fcntl is None:
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False  # locks unsupported here: nothing can hold one
+    finally:
+        os.close(fd)  # closing drops the probe's own lock
+    return False
+
+
+def partial_pattern(path: str | os.PathLike[str]) -> re.Pattern[str]:
+    """The names :class:`core.atomic.AtomicFile` gives temporary files of ``path``: ``.{name}.{12 hex}.partial``."""
+    return re.compile(rf"\.{re.escape(Path(path).name)}\.[0-9a-f]{{12}}{re.escape(TEMP_SUFFIX)}")
+
+
+def stale_partials(path: str | os.PathLike[str], older_than: float, legacy: Iterable[str] = ()) -> list[Path]:
+    """Temporary files that interrupted writers of ``path`` left beside it, oldest first.
+
+    Only this add-on's own naming for exactly that destination (see
+    :func:`partial_pattern`, plus the exact file names in ``legacy``), last
+    modified before ``older_than`` (seconds since the epoch: the start of
+    the current run), and not locked by a live writer.  Nothing else in the
+    folder is ever considered.
+    """
+    path = Path(path)
+    pattern, extra = partial_pattern(path), set(legacy)
+    try:
+        entries = list(os.scandir(path.parent))
+    except OSError:
+        return []
+    found: list[tuple[float, Path]] = []
+    for entry in entries:
+        if not (pattern.fullmatch(entry.name) or entry.name in extra):
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if entry.is_file(follow_symlinks=False) and st.st_mtime < older_than and not partial_in_use(Path(entry.path)):
+            found.append((st.st_mtime, Path(entry.path)))
+    return [p for _, p in sorted(found)]
+
+
+def remove_stale_partials(path: str | os.PathLike[str], older_than: float, legacy: Iterable[str] = ()) -> list[Path]:
+    """Delete :func:`stale_partials` of ``path``; returns those removed (one that cannot be is left alone)."""
+    removed = []
+    for stale in stale_partials(path, older_than, legacy):
+        try:
+            stale.unlink()
+        except OSError:
+            continue  # gone meanwhile, or not ours to delete (permissions): leave it
+        removed.append(stale)
+    return removed
 
 
 def write_pc2(

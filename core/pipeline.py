@@ -26,7 +26,7 @@ import numpy as np
 
 from .atomic import atomic_file
 from .embedding import Embedding, embed_points, interpolate
-from .errors import RigError, SimulationError
+from .errors import RigError, SimulationError, SkinmodesError
 from .interior_weights import volume_bone_weights
 from .leak import default_leak_field
 from .materials import Material, scaled_field
@@ -64,7 +64,7 @@ class SubspaceSettings:
     clusters: int = 100
     target_tets: int = 15000
     tet_method: str = "auto"
-    loose_parts: str = "own_volume"
+    loose_parts: str = "join"
     seed: int = 0
 
 
@@ -172,18 +172,37 @@ def character_key(inp: CharacterInput, subspace: SubspaceSettings, material: Mat
 
 
 def _tet_mesh(inp: CharacterInput, subspace: SubspaceSettings, cache_dir: Path | None, log: list[str]) -> TetResult:
-    """Tetrahedralise, reusing a cached result for identical surface and resolution."""
+    """Tetrahedralise, reusing a cached result for identical surface and resolution.
+
+    The cache heals: a damaged file (empty, truncated, not an archive, arrays
+    missing or inconsistent) is reported in one line, deleted and recomputed,
+    never trusted and never fatal.  Temporary files that killed runs left
+    for this same cache file are removed first.  A cache that cannot be
+    written (a full disk, a read-only folder) costs the reuse, not the result.
+    """
+    import io
+
+    from .pc2 import lock_partial, remove_stale_partials  # the partial-file rules of every cache file
+
     key = input_hash(
-        "skinmodes-tets-1", inp.rest, inp.faces, subspace.target_tets, subspace.tet_method, subspace.loose_parts
+        "skinmodes-tets-2", inp.rest, inp.faces, subspace.target_tets, subspace.tet_method, subspace.loose_parts
     )
     path = None if cache_dir is None else cache_dir / f"tets-{key[:16]}.npz"
-    if path is not None and path.exists():
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                if str(data["key"]) == key:
-                    return TetResult.from_arrays(data["X"], data["T"], method=str(data["method"]))
-        except (OSError, ValueError, KeyError) as exc:
-            log.append(f"tet cache {path.name} unreadable ({type(exc).__name__}); recomputing")
+    if path is not None:
+        # "tets-*.tmp.npz": what numpy wrote for earlier versions' temporary name.
+        remove_stale_partials(path, time.time(), legacy=[f"tets-{key[:16]}.tmp.npz"])
+        if path.exists():
+            try:
+                with np.load(path, allow_pickle=False) as data:
+                    if str(data["key"]) != key:
+                        raise ValueError("written for other inputs")
+                    return TetResult.from_saved(data)
+            except Exception as exc:  # whatever the damage, the file must not block the character
+                log.append(f"tet cache {path.name} is damaged ({type(exc).__name__}); deleted it, recomputing")
+                try:
+                    path.unlink()
+                except OSError:
+                    pass  # cannot delete it (read-only folder): the fresh result below overwrites it if it can
     res = tetrahedralize(
         inp.rest,
         inp.faces,
@@ -192,10 +211,20 @@ def _tet_mesh(inp: CharacterInput, subspace: SubspaceSettings, cache_dir: Path |
         loose_parts=subspace.loose_parts,
     )
     if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_file(path) as fh:
-            np.savez(fh, key=np.str_(key), X=res.X, T=res.T, method=np.str_(res.method))
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            archive = io.BytesIO()  # built whole first: a write that fails then leaves no half-open zip behind
+            np.savez(archive, key=np.str_(key), **res.to_arrays())  # type: ignore[arg-type]  # stub: **kwds vs allow_pickle
+            with atomic_file(path) as fh:
+                lock_partial(fh.fileno())
+                fh.write(archive.getbuffer())
+        except OSError as exc:
+            log.append(f"could not cache the tet mesh in {path.parent} ({exc.strerror or exc}); recomputed next time")
     return res
+
+
+class Cancelled(SkinmodesError):
+    """:func:`prepare_character` stopped between stages because its caller asked it to."""
 
 
 def prepare_character(
@@ -204,12 +233,25 @@ def prepare_character(
     material: MaterialSettings = MaterialSettings(),
     cache_dir: str | Path | None = None,
     tets: tuple[np.ndarray, np.ndarray] | None = None,
+    progress: Callable[[str, float], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
 ) -> PreparedCharacter:
     """Tet mesh, volume weights, material, leak field, reduced model and render embedding.
 
     cache_dir: where tet meshes and reduced models are cached (None: no cache).
     tets: an explicit (X, T) tet mesh instead of tetrahedralising (tests, benchmarks).
+    progress: called with (stage, fraction of the work done before it) as each stage starts; the
+    fractions are typical shares of the time on real characters (the modes take three quarters).
+    cancelled: asked before each stage; when it returns True, :class:`Cancelled` is raised
+    (a stage that has started runs to its end: a worker thread cannot be interrupted).
     """
+
+    def stage(name: str, fraction: float) -> None:
+        if cancelled is not None and cancelled():
+            raise Cancelled("computing modes was cancelled; nothing was changed")
+        if progress is not None:
+            progress(name, fraction)
+
     stats: dict[str, float] = {}
     log: list[str] = []
     cache = None if cache_dir is None else Path(cache_dir)
@@ -217,6 +259,7 @@ def prepare_character(
     W = np.asarray(inp.bone_weights, dtype=np.float64)
     if W.ndim != 2 or W.shape[0] != len(rest):
         raise RigError(f"bone weights must have one row per vertex ({len(rest)}), got shape {W.shape}")
+    stage("meshing", 0.0)
     t0 = time.perf_counter()
     if tets is None:
         tet = _tet_mesh(inp, subspace, cache, log)
@@ -225,6 +268,7 @@ def prepare_character(
     log.extend(tet.messages)
     stats["tetrahedralize_s"] = time.perf_counter() - t0
     mesh = TetMesh.from_arrays(tet.X, tet.T)
+    stage("volume weights", 0.15)
     t0 = time.perf_counter()
     tet_w = volume_bone_weights(mesh.X, mesh.T, rest, inp.faces, W)
     stiff = _extend_mask(mesh.X, mesh.T, inp, inp.stiffness)
@@ -242,20 +286,31 @@ def prepare_character(
     rig = LBSRig.from_weights(tet_w)
     key = character_key(inp, subspace, material)
     model_path = None if cache is None else cache / f"model-{key[:16]}.npz"
+    stage("modes and clusters", 0.22)
     t0 = time.perf_counter()
     model = load_or_build(
         model_path, mesh, mat, rig, subspace.modes, subspace.clusters, leak=d, seed=subspace.seed, log=log
     )
     stats["subspace_s"] = time.perf_counter() - t0
+    stage("embedding", 0.95)
     t0 = time.perf_counter()
     emb = embed_points(mesh.X, mesh.T, rest)
     render_w = interpolate(emb, mesh.T, model.weights)
     if tet.skipped_vertices is not None and len(tet.skipped_vertices) == len(rest):
         render_w[tet.skipped_vertices] = 0.0  # skipped loose parts follow the rig only
+        outside = emb.outside & ~tet.skipped_vertices
+    else:
+        outside = emb.outside
+    if outside.any():
+        log.append(
+            f"{int(outside.sum())} render vertices lay outside the simulated volume (up to "
+            f"{float(emb.distance[outside].max()):.3g} m) and were moved onto it for the jiggle"
+        )
     # float32: the render positions it adds to are float32 in Blender and in .pc2 files.
     rec = Reconstructor(model, render_w, rest, dtype=np.float32)
     stats["embedding_s"] = time.perf_counter() - t0
     stats.update(vertices=float(mesh.n), tets=float(mesh.t), modes=float(model.m), clusters=float(model.r))
+    stage("done", 1.0)
     return PreparedCharacter(
         tets=tet,
         mesh=mesh,

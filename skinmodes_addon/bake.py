@@ -5,20 +5,38 @@ so the modal operator can show progress and honour Esc, while the CLI, the
 Python API and tests run it to the end.  Until :meth:`BakeJob.commit`,
 nothing in the scene or on disk changes except a temporary file next to the
 destination: cancelling or failing leaves the scene and the disk exactly as
-they were (frame restored, old bake untouched).  Commit replaces any previous
-bake in one go.
+they were (frame restored, old bake untouched).
+
+Commit is a transaction.  It builds the new bake beside the old one, each
+step recorded with its inverse (the cache modifier re-pointed, the old shape
+keys renamed aside and their action unassigned, the new keys and action
+made), and swaps the new point cache in last, by an atomic rename over the
+old file.  An exception of any type before that rename undoes every step:
+modifiers, shape keys, actions, files and the object's properties are as
+they were.  After it only clean-up remains (the old keys, action and file).
 
 One pass over the frame range, one ``frame_set`` per frame: it samples the
 rig, reads the armature-deformed render positions (with skinmodes' own
 outputs muted), steps the simulation and streams the frame out.
+
+Files.  One point cache per object, for ever: its name is the object's name
+made safe plus a short hash of its full name and library (:func:`cache_stem`),
+in the folder the settings name (:func:`session.cache_folder`).  The object
+records the files the add-on wrote for it (``bake_files``); Clear Bake
+deletes nothing else.  Temporary files of killed bakes of the object are
+removed by its next bake.
 """
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import os
 import re
 import time
-from collections.abc import Generator
+import unicodedata
+from collections.abc import Callable, Generator, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
@@ -26,16 +44,19 @@ import bpy
 import numpy as np
 
 from .character import evaluated_coordinates, fcurves_of
-from .core.errors import CacheError, SkinmodesError
-from .core.pc2 import PC2Writer, check_writable
+from .core.errors import CacheError, RigError, SkinmodesError
+from .core.pc2 import PC2Writer, check_writable, remove_stale_partials
 from .props import scene_of, settings
 from .session import (
     CACHE_MODIFIER,
     SHAPE_KEY_PREFIX,
+    STOP_REQUESTS,
     Session,
     build_session,
     busy,
+    cache_folder,
     current_session,
+    drop_session,
     outputs_muted,
     sample_range,
 )
@@ -43,18 +64,142 @@ from .session import (
 OUTPUTS = ("PC2", "SHAPE_KEYS")
 
 
+# Hex digits of the identity hash in file names: 40 bits, so two objects' names
+# meet by chance about once in a trillion pairs.
+STEM_HASH = 10
+# Characters of the readable part of a file name (Blender names have up to 63 bytes).
+STEM_NAME = 40
+# Old shape keys are renamed to this prefix while a new shape-key bake is put in place.
+ASIDE_PREFIX = SHAPE_KEY_PREFIX + "replaced."
+# The object's properties a session build writes (restored if the bake that built it fails).
+SESSION_STATUS = frozenset(
+    (
+        "stat_tets",
+        "stat_vertices",
+        "stat_modes",
+        "stat_clusters",
+        "stat_seconds",
+        "stat_mesher",
+        "stat_notes",
+        "stat_size",
+        "stat_physical_hz",
+        "modes_key",
+    )
+)
+# The object's properties a commit writes (and restores if it fails).
+BAKE_STATUS = (
+    "bake_kind",
+    "bake_file",
+    "bake_start",
+    "bake_end",
+    "bake_key",
+    "bake_action",
+    "bake_warning",
+    "bake_files",
+)
+
+
+class Interrupted(KeyboardInterrupt):
+    """A signal (SIGINT, SIGTERM) asked the bake to stop; see :data:`STOP_REQUESTS`."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
 def safe_name(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "object"
+    """``name`` as a portable file-name part: ASCII letters, digits and ``_.-``.
+
+    Accents are dropped (``Körper`` → ``Korper``), anything else becomes
+    ``_``; never empty, never hidden, never a path.  Not unique on its own
+    (``Body L`` and ``Body_L`` agree): :func:`cache_stem` adds the identity.
+    """
+    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", ascii_name).strip("._-")[:STEM_NAME].strip("._-") or "object"
+
+
+def object_identity(obj: bpy.types.Object) -> str:
+    """What tells one object from every other: its full name (with its library's) and the library's file."""
+    library = obj.library.filepath if obj.library is not None else ""
+    return f"{obj.name_full}\n{library}"
+
+
+def cache_stem(obj: bpy.types.Object) -> str:
+    """The stem of the object's file names: its name made safe, a dash, a short hash of its identity."""
+    digest = hashlib.sha256(object_identity(obj).encode("utf-8", "surrogatepass")).hexdigest()[:STEM_HASH]
+    return f"{safe_name(obj.name)}-{digest}"
+
+
+def blend_relative(path: Path) -> str:
+    """``path`` as Blender stores file paths: relative to the .blend (``//``) where it can be."""
+    try:
+        return bpy.path.relpath(str(path))
+    except ValueError:  # another drive (Windows): only the absolute path reaches it
+        return str(path)
 
 
 def pc2_path(obj: bpy.types.Object) -> tuple[str, Path]:
-    """The point cache's relative (``//``) path stored in the modifier, and its absolute path."""
+    """The point cache's path as the modifier stores it (``//``-relative) and its absolute path.
+
+    Always ``<cache folder>/<cache_stem>.pc2``: the name holds no separator,
+    so the file never leaves the folder the settings name.
+    """
     if not bpy.data.filepath:
         raise SkinmodesError("save the .blend first: the point cache is written next to it (File > Save)")
-    folder = settings(obj).cache_dir or "//skinmodes_cache/"
-    rel = bpy.path.relpath(bpy.path.abspath(folder)) if not folder.startswith("//") else folder
-    rel = rel.rstrip("/\\") + "/" + safe_name(obj.name) + ".pc2"
-    return rel, Path(bpy.path.abspath(rel))
+    path = cache_folder(settings(obj)) / f"{cache_stem(obj)}.pc2"
+    return blend_relative(path), path
+
+
+def _resolved(stored: str, obj: bpy.types.Object | None = None) -> str:
+    """A stored (``//`` or absolute) path as a comparable absolute path."""
+    library = obj.library if obj is not None else None
+    return os.path.normcase(os.path.normpath(bpy.path.abspath(stored, library=library)))
+
+
+def recorded_files(obj: bpy.types.Object) -> list[str]:
+    """The files skinmodes wrote for ``obj`` (as stored: ``//``-relative where possible)."""
+    return [line for line in settings(obj).bake_files.splitlines() if line.strip()]
+
+
+def _other_user(obj: bpy.types.Object, stored: str) -> str:
+    """The name of another object that plays back or claims the file ``stored``, or ""."""
+    target = _resolved(stored, obj)
+    for other in bpy.data.objects:
+        if other == obj or other.type != "MESH":
+            continue
+        caches = [cast(bpy.types.MeshCacheModifier, m) for m in other.modifiers if m.type == "MESH_CACHE"]
+        paths = [m.filepath for m in caches if m.filepath]
+        paths.append(settings(other).bake_file)
+        if any(p and _resolved(p, other) == target for p in paths):
+            return other.name
+    return ""
+
+
+def deletion_refused(obj: bpy.types.Object, stored: str) -> str:
+    """Why skinmodes must not delete the file ``stored`` for ``obj``, or "" if it may.
+
+    It may only if it recorded writing that file for this object, the file
+    is a point cache, and no other object uses it (a duplicate of the
+    object carries the same record and path until it is baked itself).
+    """
+    if not any(_resolved(stored, obj) == _resolved(r, obj) for r in recorded_files(obj)):
+        return "skinmodes did not write it for this object"
+    if Path(bpy.path.abspath(stored)).suffix.lower() != ".pc2":
+        return "it is not a point cache"
+    other = _other_user(obj, stored)
+    return f"'{other}' uses it too" if other else ""
+
+
+def disk_error(exc: OSError, what: str) -> CacheError:
+    """A failed write or rename as one line: what, why, what to do, and that the old bake stands."""
+    name = Path(exc.filename).name if isinstance(exc.filename, str) else what
+    if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+        advice = "free some disk space or choose another cache folder"
+    elif exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        advice = "choose a writable cache folder (or save the .blend somewhere writable)"
+    else:
+        advice = "check the cache folder"
+    return CacheError(f"could not write {name} ({exc.strerror or exc}); the previous bake is unchanged: {advice}")
 
 
 def inverse_skinning_matrices(session: Session, frame: int) -> np.ndarray:
@@ -73,7 +218,18 @@ def inverse_skinning_matrices(session: Session, frame: int) -> np.ndarray:
     W = session.character.bone_weights
     W = W / np.maximum(W.sum(axis=1, keepdims=True), 1e-12)
     L = np.einsum("kb,bij->kij", W, Lb)
-    return np.linalg.inv(L)
+    try:
+        inv = np.linalg.inv(L)
+    except np.linalg.LinAlgError:
+        inv = np.full_like(L, np.nan)  # reported below, with the vertices it concerns
+    bad = ~np.isfinite(inv).all(axis=(1, 2))
+    if bad.any():
+        raise RigError(
+            f"frame {frame}: the rig squashes {int(np.count_nonzero(bad))} vertices of the mesh flat "
+            "(a bone scaled to 0?); shape keys cannot store their motion there: "
+            "fix the bone's scale at that frame or bake a Point Cache"
+        )
+    return inv
 
 
 class BakeJob:
@@ -106,12 +262,17 @@ class BakeJob:
         self._writer: PC2Writer | None = None
         self._offsets: dict[int, np.ndarray] = {}
         self._original_frame = self.scene.frame_current
+        self._started = time.time()  # temporary files older than this are a killed run's leftovers
+        self._frame = self.start  # the frame being baked, for messages
+        self._stats: dict[str, object] = {}
         self._closed = False
         self._gen: Generator[float, None, None] | None = None
         # Refuse impossible requests before any heavy work.
         if self.output == "PC2":
             self.rel_path, self.abs_path = pc2_path(obj)
-            check_writable(self.abs_path.parent)
+            # Proved, not created: a bake refused later (a rig problem) leaves no empty folder;
+            # PC2Writer creates it once the bake writes.
+            check_writable(self.abs_path.parent, create=False)
         else:
             keys = obj.data.shape_keys
             ad = keys.animation_data if keys is not None else None
@@ -127,16 +288,50 @@ class BakeJob:
 
     def steps(self) -> Generator[float, None, None]:
         """Advance one frame per step; yields the fraction done (the generator is kept for :meth:`cancel`)."""
+        s = settings(self.obj)
+        # Building a session rewrites the modes' statistics; a bake that fails puts them back too.
+        self._stats = {name: getattr(s, name) for name in s.bl_rna.properties.keys() if name in SESSION_STATUS}
         self._gen = self._steps()
         return self._gen
 
     def _steps(self) -> Generator[float, None, None]:
+        """The frames, with any failure turned into one line (cancelling keeps the disk and scene)."""
+        try:
+            yield from self._frames()
+        except SkinmodesError:
+            raise
+        except OSError as exc:
+            raise disk_error(exc, self._target()) from exc
+        except np.linalg.LinAlgError as exc:
+            raise RigError(
+                f"frame {self._frame}: the rig cannot be inverted there ({exc}); "
+                "a bone or object scaled to 0? fix the rig at that frame"
+            ) from exc
+        except Exception as exc:
+            raise SkinmodesError(
+                f"bake failed at frame {self._frame} ({type(exc).__name__}: {exc}); nothing was changed"
+            ) from exc
+
+    def _target(self) -> str:
+        return self.abs_path.name if self.output == "PC2" else f"the caches of '{self.obj.name}'"
+
+    def _frames(self) -> Generator[float, None, None]:
         t0 = time.perf_counter()
+        self._clean_leftovers()
+        if not bpy.data.filepath:
+            self.messages.append(
+                f"this .blend is not saved: its caches are in {cache_folder(settings(self.obj))} for this session "
+                "only; save the .blend first for farm use"
+            )
         frames = (self.start, self.end)
         session = current_session(self.obj, self.scene, frames)
+        if session is not None and session.object_name != self.obj.name:
+            drop_session(self.obj)  # renamed since: the session finds its object by the old name
+            session = None
         if session is None:
             session = build_session(self.obj, self.scene, log=self.messages.append, frames=frames)
         self.session = session
+        self._clean_leftovers(model_key=session.prepared.key)
         k = len(session.character.rest)
         if self.output == "PC2":
             self._writer = PC2Writer(self.abs_path, k, float(self.start), self.total)
@@ -151,24 +346,49 @@ class BakeJob:
         buf = np.empty(3 * k, dtype=np.float32)
         with busy(), outputs_muted(self.obj):
             for f in range(self.start, self.end + 1):
+                if STOP_REQUESTS:
+                    raise Interrupted(STOP_REQUESTS[0])
+                self._frame = f
                 self.scene.frame_set(f)
                 session.record(f, depsgraph)
                 offsets = session.offsets_local(f)
                 if self._writer is not None:
                     self._writer.write(evaluated_coordinates(self.obj, depsgraph, buf) + offsets)
                 else:
-                    self._offsets[f] = offsets
+                    # Shape keys act before the armature: store the rest-space offset, computed
+                    # now so a rig that cannot be inverted fails here, before anything is written.
+                    delta = np.einsum("kij,kj->ki", inverse_skinning_matrices(session, f), offsets)
+                    self._offsets[f] = delta.astype(np.float32)
                 self.frames_done += 1
                 self.seconds = time.perf_counter() - t0
                 yield self.frames_done / self.total
         self.warnings = list(session.ensure_simulation().warnings)
         self.max_offset = session.ensure_simulation().max_offset
 
+    def _clean_leftovers(self, model_key: str | None = None) -> None:
+        """Delete temporary files that killed runs left for this object (never a live run's, see core.pc2)."""
+        targets: list[Path] = []
+        if model_key is not None:
+            # The reduced model's cache file, named as core.pipeline.prepare_character names it.
+            targets.append(cache_folder(settings(self.obj)) / f"model-{model_key[:16]}.npz")
+        elif self.output == "PC2":
+            targets.append(self.abs_path)
+        elif bpy.data.filepath:
+            targets.append(pc2_path(self.obj)[1])
+        removed = [p for target in targets for p in remove_stale_partials(target, self._started)]
+        if removed:
+            self.messages.append(
+                f"removed {len(removed)} temporary file(s) that an interrupted bake of '{self.obj.name}' left in "
+                f"{removed[0].parent}"
+            )
+
     def run(self) -> BakeJob:
         """Run every step and commit; cancels cleanly on any error."""
         try:
             for _ in self.steps():
                 pass
+            if STOP_REQUESTS:  # the last chance to stop before the bake replaces anything
+                raise Interrupted(STOP_REQUESTS[0])
         except BaseException:
             self.cancel()
             raise
@@ -184,46 +404,154 @@ class BakeJob:
         if self._closed:
             return
         self._closed = True
-        if self._gen is not None:
-            self._gen.close()  # leaves the muted-outputs block: every toggle is restored
-        if self._writer is not None:
-            self._writer.abort()
+        try:
+            if self._gen is not None:
+                self._gen.close()  # leaves the muted-outputs block: every toggle is restored
+        finally:
+            try:
+                self._abandon()
+            finally:
+                self._restore_frame()
+
+    def _abandon(self) -> None:
+        """Drop what was built aside (the temporary file, the offsets) and restore the statistics."""
+        self._offsets.clear()
+        try:
+            if self._writer is not None:
+                self._writer.abort()  # no-op after a successful commit
+        finally:
+            s = settings(self.obj)
+            changed = {name: value for name, value in self._stats.items() if getattr(s, name) != value}
+            _set_all(s, changed)
+            if changed:
+                drop_session(self.obj)  # its statistics are gone: the next use rebuilds it (from the caches)
+
+    def commit(self) -> None:
+        """Replace any previous bake with this one, completely or not at all (see the module notes).
+
+        Raises a one-line :class:`SkinmodesError` (or the interrupting
+        exception itself: KeyboardInterrupt, SystemExit) after undoing every
+        change when anything fails before the new file is renamed into place.
+        """
+        if self._closed:
+            raise SkinmodesError("this bake was cancelled")
+        if self.frames_done != self.total:
+            self.cancel()
+            raise SkinmodesError(f"the bake stopped after {self.frames_done} of {self.total} frames; bake again")
+        self._closed = True
+        obj, s = self.obj, settings(self.obj)
+        old = _OldBake.of(obj)
+        undo = _Undo()
+        try:
+            with busy():
+                status = {name: getattr(s, name) for name in BAKE_STATUS}
+                undo.add(lambda: _set_all(s, status))
+                # Decided before the status (and its record of files) changes.
+                old.refused = deletion_refused(obj, old.file) if old.file else ""
+                if self._writer is not None:
+                    set_cache_modifier(obj, self.rel_path, self.start, undo)
+                    action = ""
+                else:
+                    set_aside_shape_keys(obj, old, undo)
+                    action = write_shape_keys(obj, self._offsets, undo)
+                s.bake_kind = self.output
+                s.bake_file = self.rel_path if self._writer is not None else ""
+                s.bake_files = self.rel_path if self._writer is not None else ""
+                s.bake_action = action
+                s.bake_start, s.bake_end = self.start, self.end
+                s.bake_key = self.session.key
+                s.bake_warning = self.warnings[0] if self.warnings else ""
+                if self._writer is not None:
+                    # The swap, last: an atomic rename over the old file of the same name.
+                    self.files = [str(self._writer.commit())]
+        except BaseException as exc:
+            failed = undo.run()
+            try:
+                self._abandon()
+            finally:
+                self._restore_frame()
+            if not isinstance(exc, Exception):
+                raise  # an interrupt stays an interrupt; the scene and disk are restored
+            raise _commit_error(exc, self._target(), failed) from exc
+        # Point of no return: the new bake is in place; what is left is clean-up.
+        self.messages.extend(drop_old_bake(obj, old, self.output))
         self._offsets.clear()
         self._restore_frame()
 
-    def commit(self) -> None:
-        """Replace any previous bake with this one."""
-        if self._closed:
-            raise SkinmodesError("this bake was cancelled")
-        self._closed = True
-        try:
-            s = settings(self.obj)
-            # The old .pc2 goes unless the new bake replaces it at the same path.
-            old_file = bpy.path.abspath(s.bake_file) if s.bake_kind == "PC2" and s.bake_file else ""
-            keep_old = self._writer is not None and old_file and Path(old_file) == Path(self.abs_path)
-            clear_bake(self.obj, delete_file=not keep_old)
-            s = settings(self.obj)
-            if self._writer is not None:
-                path = self._writer.commit()
-                self.files = [str(path)]
-                add_cache_modifier(self.obj, self.rel_path, self.start)
-                s.bake_file = self.rel_path
-            else:
-                s.bake_action = write_shape_keys(self.obj, self.session, self._offsets)
-            s.live_preview = False
-            s.bake_kind = self.output
-            s.bake_start, s.bake_end = self.start, self.end
-            s.bake_key = self.session.key
-            s.bake_warning = self.warnings[0] if self.warnings else ""
-        finally:
-            if self._writer is not None:
-                self._writer.abort()  # no-op after a successful commit
-            self._restore_frame()
+
+class _Undo:
+    """The steps a commit has taken, each as its inverse; undone newest first if the commit fails."""
+
+    def __init__(self) -> None:
+        self._inverses: list[Callable[[], object]] = []
+
+    def add(self, inverse: Callable[[], object]) -> None:
+        self._inverses.append(inverse)
+
+    def run(self) -> list[str]:
+        """Undo every step, each even if another fails; returns one note per step that failed."""
+        failed = []
+        while self._inverses:
+            inverse = self._inverses.pop()
+            try:
+                inverse()
+            except BaseException as exc:  # keep going: a half-restored scene is the worst outcome
+                failed.append(f"{type(exc).__name__}: {exc}")
+        return failed
 
 
-def add_cache_modifier(obj: bpy.types.Object, rel_path: str, start: int) -> bpy.types.Modifier:
-    """A Mesh Cache modifier playing the .pc2 back, last in the stack (pinned there when Blender can)."""
-    mod = cast(bpy.types.MeshCacheModifier, obj.modifiers.new(CACHE_MODIFIER, "MESH_CACHE"))
+def _commit_error(exc: Exception, target: str, failed: list[str]) -> SkinmodesError:
+    if isinstance(exc, OSError):
+        err: SkinmodesError = disk_error(exc, target)
+    elif isinstance(exc, SkinmodesError):
+        err = exc
+    else:
+        err = SkinmodesError(f"bake failed while writing it ({type(exc).__name__}: {exc}); nothing was changed")
+    if failed:  # should not happen; if it does, say so rather than claim a clean scene
+        return type(err)(f"{err} (but restoring the previous bake failed: {failed[0]})")
+    return err
+
+
+def _set_all(target: object, values: dict[str, object]) -> None:
+    for name, value in values.items():
+        setattr(target, name, value)
+
+
+def _remove_shape_keys(obj: bpy.types.Object, names: Iterable[str]) -> None:
+    keys = obj.data.shape_keys
+    for name in names:
+        obj.shape_key_remove(keys.key_blocks[name])
+
+
+@dataclass
+class _OldBake:
+    """The previous bake of an object, as found when a commit starts."""
+
+    kind: str
+    file: str
+    action: str
+    refused: str = ""  # why its file must not be deleted (see deletion_refused), decided before the commit
+
+    @classmethod
+    def of(cls, obj: bpy.types.Object) -> _OldBake:
+        s = settings(obj)
+        return cls(kind=s.bake_kind, file=s.bake_file if s.bake_kind == "PC2" else "", action=s.bake_action)
+
+
+CACHE_SETTINGS = (
+    "cache_format",
+    "filepath",
+    "time_mode",
+    "play_mode",
+    "deform_mode",
+    "interpolation",
+    "frame_start",
+    "frame_scale",
+    "use_pin_to_last",
+)
+
+
+def _configure_cache_modifier(mod: bpy.types.MeshCacheModifier, rel_path: str, start: int) -> None:
     mod.cache_format = "PC2"
     mod.filepath = rel_path
     mod.time_mode = "FRAME"
@@ -234,13 +562,65 @@ def add_cache_modifier(obj: bpy.types.Object, rel_path: str, start: int) -> bpy.
     mod.frame_scale = 1.0
     if hasattr(mod, "use_pin_to_last"):
         mod.use_pin_to_last = True
+
+
+def add_cache_modifier(obj: bpy.types.Object, rel_path: str, start: int) -> bpy.types.Modifier:
+    """A Mesh Cache modifier playing the .pc2 back, last in the stack (pinned there when Blender can)."""
+    mod = cast(bpy.types.MeshCacheModifier, obj.modifiers.new(CACHE_MODIFIER, "MESH_CACHE"))
+    _configure_cache_modifier(mod, rel_path, start)
     return mod
 
 
-def write_shape_keys(obj: bpy.types.Object, session: Session, offsets: dict[int, np.ndarray]) -> str:
-    """One shape key per frame, keyed so exactly that frame's key is active; returns the action name."""
+def set_cache_modifier(obj: bpy.types.Object, rel_path: str, start: int, undo: _Undo) -> None:
+    """Point the object's cache modifier at ``rel_path`` (re-using the old one in its place, or adding one)."""
+    mod = obj.modifiers.get(CACHE_MODIFIER)
+    if mod is None or mod.type != "MESH_CACHE":
+        new = add_cache_modifier(obj, rel_path, start)
+        undo.add(lambda: obj.modifiers.remove(new))
+        return
+    saved = {name: getattr(mod, name) for name in CACHE_SETTINGS if hasattr(mod, name)}
+    undo.add(lambda: _set_all(mod, saved))
+    _configure_cache_modifier(cast(bpy.types.MeshCacheModifier, mod), rel_path, start)
+
+
+def set_aside_shape_keys(obj: bpy.types.Object, old: _OldBake, undo: _Undo) -> None:
+    """Make room for new shape keys: rename the old bake's aside and unassign its action (both undoable).
+
+    Renaming while the old action is assigned keeps its F-curves pointing
+    at the keys (Blender renames the paths); undoing reassigns it first.
+    """
+    index = obj.active_shape_key_index
+    undo.add(lambda: setattr(obj, "active_shape_key_index", index))
+    keys = obj.data.shape_keys
+    if keys is None:
+        return
+    ours = [kb.name for kb in keys.key_blocks if kb.name.startswith(SHAPE_KEY_PREFIX)]
+    for name in ours:
+        aside = ASIDE_PREFIX + name[len(SHAPE_KEY_PREFIX) :]
+        keys.key_blocks[name].name = aside
+        undo.add(lambda name=name, aside=aside: setattr(keys.key_blocks[aside], "name", name))
+    ad = keys.animation_data
+    if ad is not None and ad.action is not None and old.action and ad.action.name == old.action:
+        action, slot = ad.action, getattr(ad, "action_slot", None)
+
+        def reassign() -> None:
+            ad.action = action
+            if slot is not None:
+                ad.action_slot = slot
+
+        ad.action = None
+        undo.add(reassign)
+
+
+def write_shape_keys(obj: bpy.types.Object, deltas: dict[int, np.ndarray], undo: _Undo) -> str:
+    """One shape key per frame, keyed so exactly that frame's key is active; returns the action's name.
+
+    deltas: per frame, the offsets (k, 3) to add to the basis (see
+    :func:`inverse_skinning_matrices`).  Everything made is recorded in ``undo``.
+    """
     if obj.data.shape_keys is None:
         obj.shape_key_add(name="Basis", from_mix=False)
+        undo.add(lambda: obj.shape_key_remove(obj.data.shape_keys.key_blocks[0]))
     keys = obj.data.shape_keys
     basis = keys.reference_key
     flat = np.empty(3 * len(obj.data.vertices))
@@ -248,13 +628,17 @@ def write_shape_keys(obj: bpy.types.Object, session: Session, offsets: dict[int,
     rest = flat.reshape(-1, 3)
     if keys.animation_data is None:
         keys.animation_data_create()
-    action = bpy.data.actions.new(f"{SHAPE_KEY_PREFIX}{safe_name(obj.name)}")
+        undo.add(keys.animation_data_clear)
+    action = bpy.data.actions.new(f"{SHAPE_KEY_PREFIX}{cache_stem(obj)}")
+    undo.add(lambda: bpy.data.actions.remove(action))
     keys.animation_data.action = action
-    for f in sorted(offsets):
+    made: list[str] = []
+    undo.add(lambda: _remove_shape_keys(obj, reversed(made)))
+    for f in sorted(deltas):
         kb = obj.shape_key_add(name=f"{SHAPE_KEY_PREFIX}{f:05d}", from_mix=False)
+        made.append(kb.name)
         kb.relative_key = basis
-        delta = np.einsum("kij,kj->ki", inverse_skinning_matrices(session, f), offsets[f])
-        kb.data.foreach_set("co", (rest + delta).astype(np.float32).ravel())
+        kb.data.foreach_set("co", (rest + deltas[f]).astype(np.float32).ravel())
         kb.value = 0.0
         for frame, value in ((f - 1, 0.0), (f, 1.0), (f + 1, 0.0)):
             kb.value = value
@@ -265,9 +649,86 @@ def write_shape_keys(obj: bpy.types.Object, session: Session, offsets: dict[int,
     return action.name
 
 
-def clear_bake(obj: bpy.types.Object, delete_file: bool = True) -> None:
-    """Remove skinmodes' bake from ``obj``: its modifier, shape keys, action and (optionally) file."""
+def drop_old_bake(obj: bpy.types.Object, old: _OldBake, output: str) -> list[str]:
+    """After the swap: remove what is left of the old bake; returns one line per thing that could not be.
+
+    Nothing here can take the new bake back, so a failure is reported and
+    the rest goes on.
+    """
     s = settings(obj)
+    notes: list[str] = []
+
+    def attempt(what: str, step: Callable[[], object]) -> None:
+        try:
+            step()
+        except Exception as exc:
+            notes.append(f"could not remove {what} of the previous bake ({type(exc).__name__}: {exc})")
+
+    keys = obj.data.shape_keys
+    if output == "SHAPE_KEYS":
+        mod = obj.modifiers.get(CACHE_MODIFIER)
+        if mod is not None:
+            attempt("the cache modifier", lambda: obj.modifiers.remove(mod))
+        prefix = ASIDE_PREFIX
+    else:
+        prefix = SHAPE_KEY_PREFIX
+    if keys is not None:
+        for name in [kb.name for kb in keys.key_blocks if kb.name.startswith(prefix)]:
+            attempt(f"shape key {name}", lambda name=name: obj.shape_key_remove(keys.key_blocks[name]))
+        ad = keys.animation_data
+        if output == "PC2" and ad is not None and ad.action is not None and ad.action.name == old.action:
+            attempt("the shape-key action", lambda: setattr(ad, "action", None))
+        if (
+            output == "PC2"
+            and old.kind == "SHAPE_KEYS"
+            and len(keys.key_blocks) == 1
+            and keys.key_blocks[0].name == "Basis"
+        ):
+            attempt("the Basis shape key", lambda: obj.shape_key_remove(keys.key_blocks[0]))
+    if old.action and old.action != s.bake_action:
+        action = bpy.data.actions.get(old.action)
+        if action is not None and action.users == 0:
+            attempt(f"action {old.action}", lambda: bpy.data.actions.remove(action))
+    if s.bake_action:  # the new action got a ".001" while the old one held its name
+        action = bpy.data.actions.get(s.bake_action)
+        wanted = f"{SHAPE_KEY_PREFIX}{cache_stem(obj)}"
+        if action is not None and action.name != wanted and bpy.data.actions.get(wanted) is None:
+            action.name = wanted
+            s.bake_action = action.name
+    if old.file and (output != "PC2" or _resolved(old.file, obj) != _resolved(s.bake_file, obj)):
+        if old.refused:
+            notes.append(f"kept the previous point cache {old.file}: {old.refused}")
+        else:
+            try:
+                Path(bpy.path.abspath(old.file)).unlink(missing_ok=True)
+            except OSError as exc:
+                notes.append(
+                    f"could not delete the previous point cache {old.file} ({exc.strerror}); remove it by hand"
+                )
+    if s.live_preview:
+        s.live_preview = False  # the bake replaces the preview: its modifier and attribute go
+    return notes
+
+
+def clear_bake(obj: bpy.types.Object, delete_file: bool = True) -> list[str]:
+    """Remove skinmodes' bake from ``obj``: its modifier, shape keys, action and (optionally) file.
+
+    Only a file this add-on recorded writing for this object, and that no
+    other object uses, is deleted (see :func:`deletion_refused`); returns
+    one line per file it kept, and why.  The file goes first: if it cannot
+    be deleted, nothing else changes.
+    """
+    s = settings(obj)
+    kept: list[str] = []
+    if delete_file and s.bake_file:
+        refused = deletion_refused(obj, s.bake_file)
+        if refused:
+            kept.append(f"kept {s.bake_file}: {refused}")
+        else:
+            try:
+                Path(bpy.path.abspath(s.bake_file)).unlink(missing_ok=True)
+            except OSError as exc:
+                raise CacheError(f"could not delete {s.bake_file} ({exc.strerror}); remove it by hand") from exc
     mod = obj.modifiers.get(CACHE_MODIFIER)
     if mod is not None:
         obj.modifiers.remove(mod)
@@ -288,14 +749,11 @@ def clear_bake(obj: bpy.types.Object, delete_file: bool = True) -> None:
         action = bpy.data.actions.get(s.bake_action)
         if action is not None and action.users == 0:
             bpy.data.actions.remove(action)
-    if delete_file and s.bake_file:
-        try:
-            path = Path(bpy.path.abspath(s.bake_file))
-            if path.suffix == ".pc2" and path.exists():
-                os.unlink(path)
-        except OSError as exc:
-            raise CacheError(f"could not delete {s.bake_file} ({exc.strerror}); remove it by hand") from exc
+    s.bake_files = "\n".join(
+        r for r in recorded_files(obj) if not s.bake_file or _resolved(r, obj) != _resolved(s.bake_file, obj)
+    )
     s.bake_kind = ""
     s.bake_file = ""
     s.bake_action = ""
     s.bake_key = ""
+    return kept

@@ -49,7 +49,9 @@ def check_object(obj: bpy.types.Object | None) -> bpy.types.ArmatureModifier:
     if obj is None:
         raise SkinmodesError("no active object; select the character's mesh")
     if obj.type != "MESH":
-        raise SkinmodesError(f"'{obj.name}' is a {obj.type.lower()}, not a mesh; select the character's mesh")
+        kind = obj.type.lower().replace("_", " ")
+        article = "an" if kind[:1] in "aeiou" else "a"
+        raise SkinmodesError(f"'{obj.name}' is {article} {kind}, not a mesh; select the character's mesh")
     if len(obj.data.vertices) == 0 or len(obj.data.polygons) == 0:
         raise SkinmodesError(f"'{obj.name}' has no faces; secondary motion needs a surface")
     mod = armature_modifier(obj)

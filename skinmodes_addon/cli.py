@@ -5,20 +5,29 @@ Registered with ``bpy.utils.register_cli_command`` (Blender 4.2+).  The same
 ``tools/skinmodes_cli.py``, which adds ``--blend`` to open the file first.
 
 Exit codes: 0 success (a JSON summary on stdout), 1 the bake failed or the
-input is unusable (one line on stderr saying why), 2 bad command-line usage.
+input is unusable (one line on stderr saying why), 2 bad command-line usage,
+128 + the signal's number when SIGINT (130) or SIGTERM (143) stopped it: the
+bake is cancelled (its temporary file removed, the .blend not saved) and one
+line says so, never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import bpy
 
 from . import api
+from .bake import Interrupted
 from .core.errors import SkinmodesError
 from .core.settings import PRESETS, SETTINGS
+from .session import STOP_REQUESTS
 
 OUTPUT_NAMES = {"pc2": "PC2", "shapekeys": "SHAPE_KEYS", "shape_keys": "SHAPE_KEYS"}
 
@@ -92,20 +101,66 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     return summary
 
 
+@contextmanager
+def _signals_interrupt() -> Iterator[None]:
+    """While the command runs, SIGINT and SIGTERM stop it cleanly instead of killing the process.
+
+    SIGTERM's default would end the process on the spot and leave the
+    bake's temporary file behind.  The handler only records the signal
+    (``session.STOP_REQUESTS``); the work stops at its next checkpoint
+    (between preparation stages, between frames, before the bake replaces
+    anything) and unwinds through its own clean-up.  Raising where the signal
+    lands could strike between creating a temporary file and recording it.
+    After the first signal both are ignored until the command has unwound
+    (SIGKILL still ends everything; the next bake removes what it leaves).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers can only be set from the main thread
+        return
+    caught = (signal.SIGINT, signal.SIGTERM)
+
+    def interrupt(signum: int, _frame: object) -> None:
+        for sig in caught:
+            signal.signal(sig, signal.SIG_IGN)
+        STOP_REQUESTS.append(signum)
+
+    previous = {sig: signal.signal(sig, interrupt) for sig in caught}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def main(argv: list[str]) -> int:
     try:
         args = parser().parse_args(argv)
     except _UsageError as exc:
         print(f"skinmodes: usage error: {exc}", file=sys.stderr)
         return 2
+    STOP_REQUESTS.clear()
     try:
-        summary = run(args)
-    except SkinmodesError as exc:
-        print(f"skinmodes: error: {exc}", file=sys.stderr)
-        return 1
+        with _signals_interrupt():
+            summary = run(args)
+    except (KeyboardInterrupt, SkinmodesError) as exc:
+        if isinstance(exc, SkinmodesError) and not STOP_REQUESTS:
+            print(f"skinmodes: error: {exc}", file=sys.stderr)
+            return 1
+        signum = exc.signum if isinstance(exc, Interrupted) else (STOP_REQUESTS or [signal.SIGINT])[0]
+        print(
+            f"skinmodes: interrupted by {signal.Signals(signum).name} before the .blend was saved; "
+            "the bake was cancelled, run the command again",
+            file=sys.stderr,
+        )
+        return 128 + int(signum)
     except Exception as exc:
         print(f"skinmodes: error: unexpected {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
+    finally_stops = list(STOP_REQUESTS)
+    STOP_REQUESTS.clear()
+    if finally_stops:
+        # The signal came after the bake had replaced the old one and the .blend was saved: the work is whole.
+        summary["signal_ignored"] = signal.Signals(finally_stops[0]).name
     print(json.dumps(summary, sort_keys=True))
     return 0
 

@@ -1,8 +1,15 @@
-"""Operators: Compute Modes, Bake (modal, Esc cancels), Clear Bake, Create Editable Mask, Show Mode."""
+"""Operators: Compute Modes and Bake (modal from the UI, Esc cancels), Clear Bake, Create Editable Mask, Show Mode.
+
+Compute Modes from the UI reads the character on the main thread, prepares it
+on a worker thread (session.ModesJob) and installs the session when a timer
+finds it done; Live Preview starts the same job.  ``execute`` (scripts,
+headless) does the same steps in the calling thread.
+"""
 
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import bpy
 import numpy as np
@@ -13,13 +20,24 @@ from .character import armature_modifier
 from .core.embedding import interpolate
 from .core.errors import SkinmodesError
 from .props import active_mesh, scene_of, settings
-from .session import build_session, current_session
+from .session import (
+    ModesJob,
+    Session,
+    build_session,
+    current_session,
+    finish_job,
+    forget_job,
+    object_by_uid,
+    running_job,
+    start_job,
+)
 
 MODE_ATTRIBUTE = "skinmodes_mode"
 
 
 def _skinned_mesh_poll(cls: type, context: bpy.types.Context) -> bool:
-    obj = active_mesh(context)
+    # context.active_object, not active_mesh(): a poll must answer False, never raise.
+    obj = context.active_object
     if obj is None or obj.type != "MESH" or context.mode != "OBJECT":
         cls.poll_message_set("Select a mesh in Object Mode")  # type: ignore[attr-defined]
         return False
@@ -29,18 +47,43 @@ def _skinned_mesh_poll(cls: type, context: bpy.types.Context) -> bool:
     return True
 
 
+def _report_modes(op: bpy.types.Operator, obj: bpy.types.Object, session: Session) -> None:
+    st = session.prepared.stats
+    op.report(
+        {"INFO"},
+        f"{int(st['tets'])} tets, {int(st['modes'])} modes, {int(st['clusters'])} clusters "
+        f"in {settings(obj).stat_seconds:.1f} s ({session.prepared.tets.method})",
+    )
+
+
 class SKINMODES_OT_compute_modes(bpy.types.Operator):
-    """Tetrahedralise the mesh and compute its skinning eigenmodes and clusters"""
+    """Tetrahedralise the mesh and compute its skinning eigenmodes and clusters (Esc cancels)"""
 
     bl_idname = "skinmodes.compute_modes"
     bl_label = "Compute Modes"
     bl_options = {"REGISTER", "UNDO"}
 
+    for_preview: bpy.props.BoolProperty(  # type: ignore[valid-type]
+        name="For Live Preview",
+        description="Started by Live Preview: turning the preview off cancels it",
+        options={"HIDDEN", "SKIP_SAVE"},
+    )
+
+    _job: ModesJob | None = None
+    _timer = None
+
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
-        return _skinned_mesh_poll(cls, context)
+        obj = context.active_object
+        if obj is None or not _skinned_mesh_poll(cls, context):
+            return False
+        if running_job(obj) is not None:
+            cls.poll_message_set("The modes are being computed; Esc stops")  # type: ignore[attr-defined]
+            return False
+        return True
 
     def execute(self, context: bpy.types.Context) -> set[str]:
+        """Synchronous (scripts, headless): the same steps as the modal job, in this thread."""
         obj = active_mesh(context)
         context.window_manager.progress_begin(0, 1)
         try:
@@ -50,13 +93,96 @@ class SKINMODES_OT_compute_modes(bpy.types.Operator):
             return {"CANCELLED"}
         finally:
             context.window_manager.progress_end()
-        st = session.prepared.stats
-        self.report(
-            {"INFO"},
-            f"{int(st['tets'])} tets, {int(st['modes'])} modes, {int(st['clusters'])} clusters "
-            f"in {settings(obj).stat_seconds:.1f} s ({session.prepared.tets.method})",
-        )
+        _report_modes(self, obj, session)
         return {"FINISHED"}
+
+    def invoke(self, context: bpy.types.Context, event: bpy.types.Event) -> set[str]:
+        """From the UI: read the character here, prepare it on a worker thread, poll it on a timer."""
+        if bpy.app.background or context.window is None:
+            return self.execute(context)
+        obj = active_mesh(context)
+        try:
+            self._job = start_job(obj, scene_of(context))
+        except SkinmodesError as exc:
+            preview.give_up(obj.session_uid, str(exc))
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        self._job.for_preview = self.for_preview
+        wm = context.window_manager
+        wm.progress_begin(0, 100)
+        self._timer = wm.event_timer_add(0.1, window=context.window)
+        wm.modal_handler_add(self)
+        self._show_progress(context)
+        return {"RUNNING_MODAL"}
+
+    def _show_progress(self, context: bpy.types.Context) -> None:
+        job = self._job
+        assert job is not None
+        context.window_manager.progress_update(int(100 * job.fraction))
+        what = "Live Preview: computing modes" if self.for_preview else "Computing modes"
+        elapsed = time.perf_counter() - job.started
+        context.workspace.status_text_set(
+            f"{what} of {job.request.object_name}: {job.stage}, {elapsed:.0f} s… Esc to cancel"
+        )
+
+    def _finish(self, context: bpy.types.Context) -> None:
+        """Leave nothing behind, each step even if another fails: timer, progress, status text, registry entry."""
+        wm = context.window_manager
+        try:
+            if self._timer is not None:
+                wm.event_timer_remove(self._timer)
+        finally:
+            self._timer = None
+            try:
+                wm.progress_end()
+            finally:
+                try:
+                    if context.workspace is not None:
+                        context.workspace.status_text_set(None)
+                finally:
+                    if self._job is not None:
+                        forget_job(self._job)
+
+    def modal(self, context: bpy.types.Context, event: bpy.types.Event) -> set[str]:
+        job = self._job
+        assert job is not None
+        done = True  # every return but "keep running" cleans up, whatever is raised
+        try:
+            if event.type == "ESC":
+                job.cancel()
+                preview.give_up(job.request.object_uid, "computing modes was cancelled")
+                self.report({"WARNING"}, "computing modes cancelled; nothing was changed")
+                return {"CANCELLED"}
+            if job.cancelled:  # Live Preview was turned off
+                return {"CANCELLED"}
+            if event.type != "TIMER" or not job.done:
+                if event.type == "TIMER":
+                    self._show_progress(context)
+                done = False
+                return {"PASS_THROUGH"}
+            obj = object_by_uid(job.request.object_uid)
+            session = finish_job(job, log=lambda m: self.report({"INFO"}, m))
+            assert obj is not None  # finish_job raised otherwise
+            _report_modes(self, obj, session)
+            if settings(obj).live_preview:
+                preview.refresh(obj, scene_of(context))
+            return {"FINISHED"}
+        except Exception as exc:
+            job.cancel()  # if the worker is still at it, its result is not wanted
+            said = isinstance(exc, SkinmodesError)  # already one line saying what to do
+            why = " ".join((str(exc) if said else f"computing modes failed ({type(exc).__name__}: {exc})").split())
+            preview.give_up(job.request.object_uid, why)
+            self.report({"ERROR"}, why if said else f"{why}; nothing was changed")
+            return {"CANCELLED"}
+        finally:
+            if done:
+                self._finish(context)
+
+    def cancel(self, context: bpy.types.Context) -> None:
+        """Blender ended the modal (a file was loaded, the window closed): stop the worker."""
+        if self._job is not None:
+            self._job.cancel()
+        self._finish(context)
 
 
 def _report_bake(op: bpy.types.Operator, job: BakeJob) -> None:
@@ -121,48 +247,57 @@ class SKINMODES_OT_bake(bpy.types.Operator):
         return {"RUNNING_MODAL"}
 
     def _finish(self, context: bpy.types.Context) -> None:
+        """Leave nothing behind, each step even if another fails: the timer, the progress bar, the status text."""
         wm = context.window_manager
-        if self._timer is not None:
-            wm.event_timer_remove(self._timer)
+        try:
+            if self._timer is not None:
+                wm.event_timer_remove(self._timer)
+        finally:
             self._timer = None
-        wm.progress_end()
-        context.workspace.status_text_set(None)
+            try:
+                wm.progress_end()
+            finally:
+                if context.workspace is not None:
+                    context.workspace.status_text_set(None)
 
     def modal(self, context: bpy.types.Context, event: bpy.types.Event) -> set[str]:
         job = self._job
         assert job is not None and self._steps is not None
-        if event.type == "ESC":
-            job.cancel()
-            self._finish(context)
-            self.report({"WARNING"}, "bake cancelled; nothing was changed")
-            return {"CANCELLED"}
-        if event.type != "TIMER":
+        if event.type not in ("ESC", "TIMER"):
             return {"PASS_THROUGH"}
+        done = True  # every return but "keep running" cleans up, whatever is raised
         try:
+            if event.type == "ESC":
+                job.cancel()
+                self.report({"WARNING"}, "bake cancelled; nothing was changed")
+                return {"CANCELLED"}
             deadline = 0.05  # seconds of work per timer tick keeps the UI responsive
             t0 = time.perf_counter()
-            while time.perf_counter() - t0 < deadline:
-                fraction = next(self._steps)
-                context.window_manager.progress_update(int(100 * fraction))
-                context.workspace.status_text_set(
-                    f"Baking secondary motion: frame {job.start + job.frames_done - 1} of {job.end}… Esc to cancel"
-                )
-        except StopIteration:
             try:
-                job.commit()
-            except SkinmodesError as exc:
-                self._finish(context)
-                self.report({"ERROR"}, str(exc))
-                return {"CANCELLED"}
-            self._finish(context)
-            _report_bake(self, job)
-            return {"FINISHED"}
-        except SkinmodesError as exc:
-            job.cancel()
-            self._finish(context)
-            self.report({"ERROR"}, str(exc))
+                while time.perf_counter() - t0 < deadline:
+                    fraction = next(self._steps)
+                    context.window_manager.progress_update(int(100 * fraction))
+                    context.workspace.status_text_set(
+                        f"Baking secondary motion: frame {job.start + job.frames_done - 1} of {job.end}… Esc to cancel"
+                    )
+            except StopIteration:
+                job.commit()  # all or nothing: on failure the previous bake is back in place
+                _report_bake(self, job)
+                return {"FINISHED"}
+            done = False
+            return {"RUNNING_MODAL"}
+        except BaseException as exc:
+            try:
+                job.cancel()  # removes the .partial file (a no-op once commit has closed the job)
+            finally:
+                why = f"bake failed ({type(exc).__name__}: {exc}); nothing was changed"
+                self.report({"ERROR"}, str(exc) if isinstance(exc, SkinmodesError) else " ".join(why.split()))
+            if not isinstance(exc, Exception):
+                raise  # an interrupt stays one, after the clean-up
             return {"CANCELLED"}
-        return {"RUNNING_MODAL"}
+        finally:
+            if done:
+                self._finish(context)
 
 
 class SKINMODES_OT_clear_bake(bpy.types.Operator):
@@ -174,7 +309,7 @@ class SKINMODES_OT_clear_bake(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
-        obj = active_mesh(context)
+        obj = context.active_object
         return obj is not None and obj.type == "MESH" and bool(settings(obj).bake_kind)
 
     def execute(self, context: bpy.types.Context) -> set[str]:
@@ -233,6 +368,44 @@ class SKINMODES_OT_create_mask(bpy.types.Operator):
         return {"FINISHED"}
 
 
+# The viewport shading Show Mode replaced, per View3DShading (keyed by its address), so Hide Mode
+# puts back exactly what was there.  Addresses mean nothing in another file: preview.on_load forgets them.
+# (type, color_type); Any: the stubs type each as its own Literal of enum items.
+MODE_SHADING: tuple[Any, Any] = ("SOLID", "VERTEX")
+SHADING_BEFORE: dict[int, tuple[Any, Any]] = {}
+
+
+def view3d_shadings(screens: list[bpy.types.Screen | None]) -> list[bpy.types.View3DShading]:
+    """The shading settings of every 3D view on ``screens``."""
+    return [
+        area.spaces.active.shading
+        for screen in screens
+        if screen is not None
+        for area in screen.areas
+        if area.type == "VIEW_3D"
+    ]
+
+
+def show_vertex_colours(shading: bpy.types.View3DShading) -> None:
+    """Solid shading with vertex colours, remembering what it replaced (nothing, if it already was)."""
+    current = (shading.type, shading.color_type)
+    if current != MODE_SHADING:
+        SHADING_BEFORE[shading.as_pointer()] = current
+    shading.type, shading.color_type = MODE_SHADING
+
+
+def restore_shading(shading: bpy.types.View3DShading) -> bool:
+    """Undo :func:`show_vertex_colours` on ``shading``; True if it was put back.
+
+    A view whose shading the user changed after Show Mode is left as the user set it.
+    """
+    before = SHADING_BEFORE.pop(shading.as_pointer(), None)
+    if before is None or (shading.type, shading.color_type) != MODE_SHADING:
+        return False
+    shading.type, shading.color_type = before
+    return True
+
+
 class SKINMODES_OT_show_mode(bpy.types.Operator):
     """Show skinning mode k on the mesh as a colour attribute (blue negative, red positive)"""
 
@@ -262,11 +435,8 @@ class SKINMODES_OT_show_mode(bpy.types.Operator):
         attr.data.foreach_set("color", rgba.astype(np.float32).ravel())
         mesh.color_attributes.active_color = attr
         mesh.update()
-        for area in getattr(context.screen, "areas", []):
-            if area.type == "VIEW_3D":
-                shading = area.spaces.active.shading
-                shading.type = "SOLID"
-                shading.color_type = "VERTEX"
+        for shading in view3d_shadings([context.screen]):
+            show_vertex_colours(shading)
         self.report({"INFO"}, f"mode {k}: eigenvalue {prep.model.eigenvalues[k]:.4g}")
         return {"FINISHED"}
 
@@ -280,12 +450,15 @@ class SKINMODES_OT_hide_mode(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
-        obj = active_mesh(context)
+        obj = context.active_object
         return obj is not None and obj.type == "MESH" and obj.data.color_attributes.get(MODE_ATTRIBUTE) is not None
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         mesh = active_mesh(context).data
         mesh.color_attributes.remove(mesh.color_attributes[MODE_ATTRIBUTE])
+        # Every window's views: Show Mode may have been used in another workspace.
+        for shading in view3d_shadings([w.screen for w in context.window_manager.windows]):
+            restore_shading(shading)
         return {"FINISHED"}
 
 
@@ -297,7 +470,7 @@ class SKINMODES_OT_refresh_preview(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
-        obj = active_mesh(context)
+        obj = context.active_object
         return obj is not None and obj.type == "MESH" and settings(obj).live_preview
 
     def execute(self, context: bpy.types.Context) -> set[str]:

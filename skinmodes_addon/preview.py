@@ -13,12 +13,18 @@ the frame's rig is compared with its sample and only a changed pose is
 re-shown.  The rig is sampled once per frame of the range when the preview
 is turned on; afterwards each frame's sample is checked as the frame is shown, and
 edits to actions or the armature drop the samples (they are taken again,
-outside the handler, on a timer).
+outside the handler, on a timer, a slice of frames per tick).
+
+With a UI, a preview without modes never blocks: it shows the rig-only mesh
+and starts Compute Modes' background job (:func:`request_modes`), which
+refreshes the preview when it is done.  Headless, everything happens in the
+calling thread, as scripts expect.
 """
 
 from __future__ import annotations
 
 import functools
+import time
 from typing import Any, cast
 
 import bpy
@@ -31,9 +37,13 @@ from .session import (
     OFFSET_ATTRIBUTE,
     PREVIEW_MODIFIER,
     build_session,
+    cancel_jobs,
     clear_sessions,
     current_session,
+    finish_job,
     is_busy,
+    object_by_uid,
+    running_job,
     sample_range,
     session_for,
 )
@@ -43,6 +53,11 @@ NODE_GROUP = "Skinmodes Offset"
 ERRORS: dict[int, str] = {}
 # Per object: the (frame, session key) whose offsets the pre-frame handler wrote.
 SHOWN: dict[int, tuple[int, str]] = {}
+# Objects whose modes job is about to start, and whose rig is being sampled, on a timer.
+_STARTING: set[int] = set()
+_RESAMPLING: set[int] = set()
+# Seconds of rig sampling per timer tick: the rest of the tick is Blender's, so the UI stays responsive.
+RESAMPLE_BUDGET = 0.05
 
 
 def offset_node_group() -> bpy.types.GeometryNodeTree:
@@ -133,7 +148,17 @@ def refresh(obj: bpy.types.Object, scene: bpy.types.Scene, depsgraph: bpy.types.
         return  # the pre-frame handler showed this frame, and the rig is as sampled
     session = current_session(obj, scene)
     if session is None:
-        session = build_session(obj, scene)
+        if _interactive():
+            # Never block the UI: the modes are computed in the background (Compute Modes'
+            # modal job); the rig-only mesh shows until it finishes and refreshes the preview.
+            write_offsets(obj, np.zeros((len(cast(bpy.types.Mesh, obj.data).vertices), 3)))
+            request_modes(obj)
+            return
+        job = running_job(obj)
+        if job is not None and job.wait():
+            session = finish_job(job)  # a script started one: wait for it rather than compute twice
+        else:
+            session = build_session(obj, scene)
         sample_range(session, scene, session.missing_frames(session.end))
     f = scene.frame_current
     if session.start <= f <= session.end:
@@ -153,23 +178,108 @@ def refresh(obj: bpy.types.Object, scene: bpy.types.Scene, depsgraph: bpy.types.
     ERRORS.pop(obj.session_uid, None)
 
 
+def _interactive() -> bool:
+    """Whether there is a UI to keep responsive (and an event loop to run timers and modal jobs)."""
+    wm = bpy.context.window_manager
+    return not bpy.app.background and wm is not None and len(wm.windows) > 0
+
+
+def request_modes(obj: bpy.types.Object) -> None:
+    """Start computing the modes of ``obj`` in the background, unless it is already under way.
+
+    Deferred to a timer: frame handlers and property updates must not start
+    operators.  The job is Compute Modes' modal one (status bar, Esc).
+    """
+    uid = obj.session_uid
+    if uid in _STARTING or running_job(obj) is not None:
+        return
+    _STARTING.add(uid)
+    bpy.app.timers.register(functools.partial(_start_modes, uid), first_interval=0.0)
+
+
+def _window_showing(obj: bpy.types.Object) -> bpy.types.Window | None:
+    return next((w for w in bpy.context.window_manager.windows if obj.name in w.view_layer.objects), None)
+
+
+def _start_modes(uid: int) -> None:
+    _STARTING.discard(uid)
+    obj = object_by_uid(uid)
+    if obj is None or not settings(obj).live_preview or running_job(obj) is not None:
+        return None
+    window = _window_showing(obj)
+    try:
+        if window is not None:
+            compute = getattr(bpy.ops, "skinmodes").compute_modes  # noqa: B009 - registered at run time
+            with bpy.context.temp_override(window=window, active_object=obj, object=obj):
+                if compute.poll():
+                    compute("INVOKE_DEFAULT", for_preview=True)
+                    return None
+        # Compute Modes cannot run here (not in Object Mode, or the object is in no
+        # window's view layer): compute in this thread, as the preview always did.
+        scene = window.scene if window is not None else scene_of(bpy.context)
+        session = build_session(obj, scene)
+        sample_range(session, scene, session.missing_frames(scene.frame_current))
+        refresh(obj, scene)
+    except SkinmodesError as exc:
+        give_up(uid, str(exc))
+    return None
+
+
+def give_up(uid: int, message: str) -> None:
+    """The modes for a preview could not be computed: say why in the panel and turn the preview off.
+
+    Left on, every frame change would start the same failing job again.  A
+    preview that still has a valid session (its modes were recomputed by
+    hand) is left alone.
+    """
+    obj = object_by_uid(uid)
+    if obj is None or not settings(obj).live_preview:
+        return
+    scene = scene_of(bpy.context)
+    if current_session(obj, scene) is not None:
+        return
+    ERRORS[uid] = f"Live Preview turned off: {message}"
+    settings(obj).live_preview = False  # detaches the preview (on_toggle)
+
+
 def _schedule_resample(obj: bpy.types.Object) -> None:
     uid = obj.session_uid
-    if not bpy.app.timers.is_registered(functools.partial(_resample, uid)):
+    if uid not in _RESAMPLING:
+        _RESAMPLING.add(uid)
         bpy.app.timers.register(functools.partial(_resample, uid), first_interval=0.05)
 
 
-def _resample(uid: int) -> None:
-    obj = next((o for o in bpy.data.objects if o.session_uid == uid), None)
+def _resample(uid: int) -> float | None:
+    """Sample the missing rig frames for up to RESAMPLE_BUDGET seconds; again next tick if some are left.
+
+    Frames are sampled in order, so the frame on screen is shown as soon as
+    the frames up to it are in, before the rest of the range.
+    """
+    obj = object_by_uid(uid)
     scene = scene_of(bpy.context)
     session = session_for(obj) if obj is not None else None
     if obj is None or session is None or not settings(obj).live_preview:
+        _RESAMPLING.discard(uid)
         return None
     try:
-        sample_range(session, scene, session.missing_frames(session.end))
-        refresh(obj, scene)
+        f = scene.frame_current
+        waiting = bool(session.missing_frames(f))
+        t0 = time.perf_counter()
+        chunk = 2
+        while (missing := session.missing_frames(session.end)) and time.perf_counter() - t0 < RESAMPLE_BUDGET:
+            t1 = time.perf_counter()
+            sample_range(session, scene, missing[:chunk])
+            per_frame = (time.perf_counter() - t1) / min(chunk, len(missing))
+            chunk = max(1, int((RESAMPLE_BUDGET - (time.perf_counter() - t0)) / max(per_frame, 1e-4)))
+        if waiting and not session.missing_frames(f):
+            refresh(obj, scene)
     except SkinmodesError as exc:
         ERRORS[uid] = str(exc)
+        _RESAMPLING.discard(uid)
+        return None
+    if session.missing_frames(session.end):
+        return 0.0
+    _RESAMPLING.discard(uid)
     return None
 
 
@@ -223,16 +333,23 @@ def on_depsgraph_update(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) 
 
 @persistent
 def on_load(_filepath: str = "") -> None:
-    # Sessions belong to the previous file; previews rebuild on the next frame change.
+    # Sessions and jobs belong to the previous file; previews rebuild on the next frame change.
+    from .operators import SHADING_BEFORE  # late import: operators imports this module
+
+    cancel_jobs()
     clear_sessions()
     ERRORS.clear()
     SHOWN.clear()
+    SHADING_BEFORE.clear()  # Show Mode's memory of view addresses
 
 
 def on_toggle(group: SkinmodesSettings, context: bpy.types.Context) -> None:
     """Live Preview switched on or off from the panel (property update)."""
     obj = group.id_data
     if not group.live_preview:
+        job = running_job(obj)
+        if job is not None and job.for_preview:
+            job.cancel()  # its modal operator sees it and cleans up
         detach(obj)
         return
     if group.bake_kind:

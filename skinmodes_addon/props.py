@@ -122,6 +122,13 @@ class SkinmodesSettings(bpy.types.PropertyGroup):
     bake_key: StringProperty(name="Bake Key", description="Hash of the inputs the bake was made from")  # type: ignore[valid-type]
     bake_action: StringProperty(name="Bake Action", description="Shape-key action created by the bake")  # type: ignore[valid-type]
     bake_warning: StringProperty(name="Bake Warning", description="The simulation guard's first warning, if any")  # type: ignore[valid-type]
+    # What Clear Bake may delete: only files skinmodes wrote for this object (see bake.clear_bake).
+    bake_files: StringProperty(
+        name="Baked Files",
+        description="Files skinmodes wrote for this object, one per line",
+        options={"HIDDEN"},
+        override=OVERRIDE,
+    )  # type: ignore[valid-type]
 
     def frame_range(self, scene: bpy.types.Scene) -> tuple[int, int]:
         if self.use_scene_range:

@@ -8,9 +8,13 @@ the live preview and the bake alike.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
+import shutil
 import tempfile
+import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -21,8 +25,10 @@ import bpy
 import numpy as np
 
 from .character import RigBinding, check_object, fcurves_of, read_character, sample_rig, vertex_positions
-from .core.errors import SkinmodesError
+from .core.errors import CacheError, SkinmodesError
+from .core.pc2 import check_writable
 from .core.pipeline import (
+    Cancelled,
     CharacterInput,
     FrameSimulation,
     MaterialSettings,
@@ -131,12 +137,38 @@ def controls_signature(obj: bpy.types.Object) -> tuple[object, ...]:
     return tuple(sig)
 
 
+_UNSAVED_FOLDER: list[Path] = []
+
+
+def unsaved_folder() -> Path:
+    """This process's own folder for the caches of unsaved files: made once, removed when the process ends.
+
+    Never a fixed name in the system temp folder: two users (or two sessions)
+    would share, and overwrite, each other's caches there.
+    """
+    if not _UNSAVED_FOLDER:
+        path = Path(tempfile.mkdtemp(prefix="skinmodes-unsaved-"))
+        atexit.register(shutil.rmtree, path, True)
+        _UNSAVED_FOLDER.append(path)
+    return _UNSAVED_FOLDER[0]
+
+
 def cache_folder(s: SkinmodesSettings) -> Path:
-    """The subspace cache folder: the setting (``//`` is next to the .blend), or a temp folder if unsaved."""
+    """The cache folder the setting names, as an absolute path.
+
+    ``//`` and relative paths are relative to the .blend's folder (an unsaved
+    file has none: they go to :func:`unsaved_folder`), ``~`` is the home
+    folder, absolute paths are taken as they are.  The working directory
+    never matters: Blender's own ``bpy.path.abspath`` would resolve
+    ``//`` of an unsaved file, and plain relative paths, against it.
+    """
     raw = s.cache_dir or "//skinmodes_cache/"
-    if raw.startswith("//") and not bpy.data.filepath:
-        return Path(tempfile.gettempdir()) / "skinmodes_cache"
-    return Path(bpy.path.abspath(raw))
+    if raw.startswith("~"):
+        return Path(os.path.normpath(os.path.expanduser(raw)))
+    if not raw.startswith("//") and os.path.isabs(raw):
+        return Path(os.path.normpath(raw))
+    base = Path(bpy.data.filepath).parent if bpy.data.filepath else unsaved_folder()
+    return Path(os.path.normpath(base / raw.removeprefix("//")))
 
 
 @dataclass(frozen=True, eq=False)  # compared with matches(), never with == (it holds an array)
@@ -287,17 +319,39 @@ def clear_sessions() -> None:
     _SESSIONS.clear()
 
 
-def build_session(
-    obj: bpy.types.Object,
-    scene: bpy.types.Scene,
-    log: Callable[[str], None] | None = None,
-    frames: tuple[int, int] | None = None,
-) -> Session:
-    """Read the character and prepare (or load from cache) its subspace.
+@dataclass(frozen=True, eq=False)  # holds arrays: never compared
+class SessionRequest:
+    """Everything :func:`prepare` needs, read out of Blender on the main thread.
+
+    Plain Python and numpy data only, so it can be handed to a worker thread:
+    bpy is not thread-safe, and nothing after :func:`read_request` touches it
+    until :func:`install_session`.
+    """
+
+    object_name: str
+    object_uid: int
+    character: CharacterInput
+    binding: RigBinding
+    subspace: SubspaceSettings
+    material: MaterialSettings
+    cache: Path | None  # None: the cache folder is not writable
+    cache_note: str  # why there is no cache, or ""
+    solver: SolverSettings
+    start: int
+    end: int
+    geometry: Geometry
+    snapshot: tuple[object, ...]
+
+
+def read_request(
+    obj: bpy.types.Object, scene: bpy.types.Scene, frames: tuple[int, int] | None = None
+) -> SessionRequest:
+    """Read the character and its settings (main thread).
 
     frames: the range to simulate (default: the object's settings).  Sets the
     scene to the first frame while reading (the rest frame is the object's
-    transform there) and restores the frame after.
+    transform there) and restores the frame after.  Creates nothing on disk:
+    the cache folder is made when the first cache file is written.
     """
     check_object(obj)
     s = settings(obj)
@@ -312,30 +366,91 @@ def build_session(
                 inp, binding = read_character(obj, s, scene, start)
         finally:
             scene.frame_set(original)
-    cache = cache_folder(s)
+    cache: Path | None = cache_folder(s)
+    note = ""
     try:
-        cache.mkdir(parents=True, exist_ok=True)
-        writable = os.access(cache, os.W_OK)
-    except OSError:
-        writable = False
-    prepared = prepare_character(inp, subspace_settings(s), material_settings(s), cache_dir=cache if writable else None)
-    if log is not None:
-        for line in prepared.messages:
-            log(line)
-        if not writable:
-            log(f"cache folder {cache} is not writable; modes are not cached")
-    session = Session(
+        check_writable(cast(Path, cache), create=False)
+    except CacheError:
+        note = f"cache folder {cache} is not writable; modes are not cached"
+        cache = None
+    return SessionRequest(
         object_name=obj.name,
-        binding=binding,
+        object_uid=obj.session_uid,
         character=inp,
-        prepared=prepared,
+        binding=binding,
+        subspace=subspace_settings(s),
+        material=material_settings(s),
+        cache=cache,
+        cache_note=note,
         solver=solver_settings(s, scene),
         start=start,
         end=end,
         geometry=Geometry.of(obj),
         snapshot=settings_snapshot(s),
     )
+
+
+def prepare(
+    request: SessionRequest,
+    progress: Callable[[str, float], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> PreparedCharacter:
+    """Mesh, volume weights, modes, clusters, products and embedding (or the cache's): no bpy, any thread."""
+    # The character's stages take the first 92 % of the time; the slowest frequency (a dense
+    # eigenproblem, up to ~2 s on 2 cores) the rest.  It is found here, off the main thread,
+    # because the panel and the first simulated frame both ask for it.
+    share = 0.92
+
+    def stage(name: str, fraction: float) -> None:
+        if progress is not None and name != "done":
+            progress(name, share * fraction)
+
+    prepared = prepare_character(
+        request.character,
+        request.subspace,
+        request.material,
+        cache_dir=request.cache,
+        progress=stage,
+        cancelled=cancelled,
+    )
+    if progress is not None:
+        progress("slowest frequency", share)
+    prepared.slowest_frequency(uses_arap(request.solver, prepared))
+    if progress is not None:
+        progress("done", 1.0)
+    return prepared
+
+
+def uses_arap(solver: SolverSettings, prepared: PreparedCharacter) -> bool:
+    """Whether the simulation will use the ARAP energy (else linear co-rotational)."""
+    return solver.material_model == "arap" or (solver.material_model == "auto" and prepared.material.is_arap)
+
+
+def install_session(
+    obj: bpy.types.Object,
+    request: SessionRequest,
+    prepared: PreparedCharacter,
+    log: Callable[[str], None] | None = None,
+) -> Session:
+    """Make ``prepared`` the object's session and show its figures in the panel (main thread)."""
+    if log is not None:
+        for line in prepared.messages:
+            log(line)
+        if request.cache_note:
+            log(request.cache_note)
+    session = Session(
+        object_name=obj.name,
+        binding=request.binding,
+        character=request.character,
+        prepared=prepared,
+        solver=request.solver,
+        start=request.start,
+        end=request.end,
+        geometry=request.geometry,
+        snapshot=request.snapshot,
+    )
     _SESSIONS[obj.session_uid] = session
+    s = settings(obj)
     st = prepared.stats
     s.stat_tets = int(st["tets"])
     s.stat_vertices = int(st["vertices"])
@@ -351,10 +466,143 @@ def build_session(
     s.stat_notes = "\n".join(prepared.tets.messages)
     s.stat_size = character_size(prepared.mesh.X)
     solver = session.solver
-    arap = solver.material_model == "arap" or (solver.material_model == "auto" and prepared.material.is_arap)
-    s.stat_physical_hz = prepared.slowest_frequency(arap) * np.sqrt(physical_scale(prepared, solver)) / (2 * np.pi)
+    omega0 = prepared.slowest_frequency(uses_arap(solver, prepared))
+    s.stat_physical_hz = omega0 * np.sqrt(physical_scale(prepared, solver)) / (2 * np.pi)
     s.modes_key = prepared.key
     return session
+
+
+# Signals (SIGINT, SIGTERM) received while the CLI runs, appended by its signal
+# handler.  The handler never raises where the signal lands (an exception
+# between two bytecodes can orphan a half-made temporary file, and Blender
+# swallows exceptions raised in its own callbacks); the work stops at the
+# next checkpoint instead: between preparation stages and between frames.
+STOP_REQUESTS: list[int] = []
+
+
+def build_session(
+    obj: bpy.types.Object,
+    scene: bpy.types.Scene,
+    log: Callable[[str], None] | None = None,
+    frames: tuple[int, int] | None = None,
+) -> Session:
+    """Read the character and prepare (or load from cache) its subspace, in the calling thread.
+
+    The modal Compute Modes and the first Live Preview run the same three
+    steps with :func:`prepare` on a worker thread (:class:`ModesJob`).
+    """
+    request = read_request(obj, scene, frames)
+    return install_session(obj, request, prepare(request, cancelled=lambda: bool(STOP_REQUESTS)), log)
+
+
+class ModesJob:
+    """:func:`prepare` on a daemon worker thread, polled from Blender's main thread.
+
+    numpy and scipy release the GIL in their heavy calls, so Blender stays
+    responsive.  The worker never touches bpy.  It cannot be killed:
+    :meth:`cancel` makes it stop at the next stage (see ``prepare_character``)
+    and its result is thrown away.  ``stage`` and ``fraction`` are written by
+    the worker and read by the main thread (single attribute stores: atomic
+    under the GIL).
+    """
+
+    def __init__(self, request: SessionRequest) -> None:
+        self.request = request
+        self.for_preview = False  # started by Live Preview, which cancels it when turned off
+        self.stage = "starting"
+        self.fraction = 0.0
+        self.started = time.perf_counter()
+        self._stop = threading.Event()
+        self._prepared: PreparedCharacter | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name=f"skinmodes modes: {request.object_name}", daemon=True)
+        self._thread.start()
+
+    def _progress(self, stage: str, fraction: float) -> None:
+        self.stage, self.fraction = stage, fraction
+
+    def _run(self) -> None:
+        try:
+            self._prepared = prepare(self.request, self._progress, self._stop.is_set)
+        except BaseException as exc:  # handed to the main thread by result()
+            self._error = exc
+
+    @property
+    def done(self) -> bool:
+        return not self._thread.is_alive()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._stop.is_set()
+
+    def cancel(self) -> None:
+        self._stop.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the worker ends (or ``timeout`` seconds); True if it has."""
+        self._thread.join(timeout)
+        return self.done
+
+    def result(self) -> PreparedCharacter:
+        """The prepared character; re-raises the worker's exception (Cancelled after :meth:`cancel`)."""
+        if not self.done:
+            raise RuntimeError("the modes are still being computed")
+        if self._error is not None:
+            raise self._error
+        if self._stop.is_set():
+            raise Cancelled("computing modes was cancelled; nothing was changed")
+        assert self._prepared is not None
+        return self._prepared
+
+
+_JOBS: dict[int, ModesJob] = {}
+
+
+def start_job(obj: bpy.types.Object, scene: bpy.types.Scene, frames: tuple[int, int] | None = None) -> ModesJob:
+    """Read ``obj`` here (main thread) and prepare it on a worker thread; one job per object at a time."""
+    if running_job(obj) is not None:
+        raise SkinmodesError(f"the modes of '{obj.name}' are already being computed; wait, or press Esc to stop")
+    job = ModesJob(read_request(obj, scene, frames))
+    _JOBS[obj.session_uid] = job
+    return job
+
+
+def running_job(obj: bpy.types.Object) -> ModesJob | None:
+    """The object's job, unless there is none or it was cancelled."""
+    job = _JOBS.get(obj.session_uid)
+    return None if job is None or job.cancelled else job
+
+
+def forget_job(job: ModesJob) -> None:
+    """Take ``job`` out of the registry (it was finished, failed or cancelled): a new one may start."""
+    if _JOBS.get(job.request.object_uid) is job:
+        del _JOBS[job.request.object_uid]
+
+
+def finish_job(job: ModesJob, log: Callable[[str], None] | None = None) -> Session:
+    """Install a finished job's session (main thread); raises the worker's error, or SkinmodesError
+    if the object is gone.  The job is forgotten either way."""
+    try:
+        prepared = job.result()
+        obj = object_by_uid(job.request.object_uid)
+        if obj is None:
+            raise SkinmodesError(
+                f"'{job.request.object_name}' was deleted while its modes were computed; nothing was changed"
+            )
+        return install_session(obj, job.request, prepared, log)
+    finally:
+        forget_job(job)
+
+
+def cancel_jobs() -> None:
+    """Stop every job (a new file was loaded: their objects are gone)."""
+    for job in list(_JOBS.values()):
+        job.cancel()
+    _JOBS.clear()
+
+
+def object_by_uid(uid: int) -> bpy.types.Object | None:
+    return next((o for o in bpy.data.objects if o.session_uid == uid), None)
 
 
 def current_session(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 import numpy as np
 
@@ -46,3 +47,95 @@ def scene_fingerprint(bpy, obj):
         len(bpy.data.actions),
         len(bpy.data.node_groups),
     )
+
+
+def rna_values(struct, skip=()):
+    """Every writable property of a Blender struct (hidden ones too) as comparable plain values.
+
+    Pointers are compared by name, arrays as tuples; read-only properties
+    (evaluation timings, runtime ids) and collections are left out.
+    """
+    out = []
+    for prop in struct.bl_rna.properties:
+        name = prop.identifier
+        if name == "rna_type" or name in skip or prop.is_readonly or prop.type == "COLLECTION":
+            continue
+        value = getattr(struct, name)
+        if prop.type == "POINTER":
+            value = getattr(value, "name", None)
+        elif isinstance(value, set):
+            value = tuple(sorted(value))
+        elif hasattr(value, "__len__") and not isinstance(value, str):
+            value = tuple(value)
+        out.append((name, value))
+    return tuple(out)
+
+
+def modifiers_fingerprint(obj):
+    """The modifier stack: order, names, types and every setting of each modifier."""
+    return tuple((m.name, m.type, rna_values(m)) for m in obj.modifiers)
+
+
+def settings_fingerprint(obj):
+    """Every skinmodes property of the object, the hidden status ones included."""
+    return rna_values(obj.skinmodes)
+
+
+def shape_keys_fingerprint(bpy, obj):
+    """The object's shape keys (names, values, settings and positions), their action and Blender's Key count."""
+    keys = obj.data.shape_keys
+    if keys is None:
+        return None, obj.active_shape_key_index, len(bpy.data.shape_keys)
+    blocks = []
+    for kb in keys.key_blocks:
+        co = np.empty(3 * len(kb.data))
+        kb.data.foreach_get("co", co)
+        blocks.append((kb.name, rna_values(kb), hashlib.sha1(co.tobytes()).hexdigest()))
+    ad = keys.animation_data
+    action = ad.action.name if ad is not None and ad.action is not None else None
+    return tuple(blocks), action, obj.active_shape_key_index, len(bpy.data.shape_keys)
+
+
+def data_fingerprint(bpy):
+    """Names and user counts of the data-blocks a bake may add: actions, shape-key sets, node groups."""
+    return tuple(
+        tuple(sorted((d.name, d.users) for d in collection))
+        for collection in (bpy.data.actions, bpy.data.shape_keys, bpy.data.node_groups)
+    )
+
+
+def full_fingerprint(bpy, obj):
+    """Everything a failed or cancelled bake must leave as it was, on the Blender side."""
+    return (
+        scene_fingerprint(bpy, obj),
+        modifiers_fingerprint(obj),
+        settings_fingerprint(obj),
+        shape_keys_fingerprint(bpy, obj),
+        data_fingerprint(bpy),
+    )
+
+
+def disk_fingerprint(*folders):
+    """Every file under the folders (hidden ones included): relative path -> SHA-1 of its bytes."""
+    out = {}
+    for folder in folders:
+        for path in sorted(Path(folder).rglob("*")):
+            if path.is_file():
+                out[str(path.relative_to(folder))] = hashlib.sha1(path.read_bytes()).hexdigest()
+    return out
+
+
+def differences(before, after, where="state"):
+    """Where two fingerprints differ, as readable lines (empty when they are equal)."""
+    if before == after:
+        return []
+    if isinstance(before, dict) and isinstance(after, dict):
+        out = [
+            f"{where}[{k!r}]: {before.get(k, '<absent>')!r} -> {after.get(k, '<absent>')!r}"
+            for k in sorted(set(before) | set(after), key=str)
+            if before.get(k) != after.get(k)
+        ]
+        return out
+    if isinstance(before, tuple) and isinstance(after, tuple) and len(before) == len(after):
+        return [line for i, (a, b) in enumerate(zip(before, after)) for line in differences(a, b, f"{where}[{i}]")]
+    return [f"{where}: {before!r} -> {after!r}"]

@@ -2,11 +2,12 @@
 
 The build downloads the wheels the manifest lists (cached in build/wheels).
 The Linux package is installed into a fresh Blender profile in a separate
-process, where scipy, pyamg and wildmeshing must import from the
-extension's own site-packages, the way they will on a user's machine.
+process, where scipy and wildmeshing must import from the extension's own
+site-packages, the way they will on a user's machine.
 """
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -39,12 +40,28 @@ def test_manifest_declares_what_the_issue_asks():
             assert any(w.startswith("scipy-") and py in w and plat in w for w in wheels), (py, plat)
 
 
+# Wheels that ship only because a wheel the add-on imports needs them (its Requires-Dist).
+REQUIRED_BY = {"svgwrite": "wildmeshing"}
+
+
+def test_every_wheel_is_imported_by_the_addon_or_needed_by_one_that_is():
+    """A wheel nothing imports is megabytes in every zip for nothing (pyamg was, issue 11)."""
+    m = tomllib.loads((ROOT / "blender_manifest.toml").read_text())
+    dists = {Path(w).name.split("-")[0].lower() for w in m["wheels"]}
+    source = "\n".join(p.read_text() for folder in ("core", "skinmodes_addon") for p in (ROOT / folder).rglob("*.py"))
+    imported = set(re.findall(r"^\s*(?:import|from)\s+([A-Za-z_]\w*)", source, re.M))
+    for dist in sorted(dists):
+        assert dist in imported or REQUIRED_BY.get(dist) in imported, f"nothing imports {dist}: drop its wheels"
+    assert "pyamg" not in dists
+
+
 def test_linux_package_has_core_nested_and_the_linux_wheels(linux_zip):
     names = zipfile.ZipFile(linux_zip).namelist()
     assert "blender_manifest.toml" in names and "__init__.py" in names and "core/simulator.py" in names
     wheels = [n for n in names if n.endswith(".whl")]
     assert wheels and all("win_amd64" not in w and "macosx" not in w for w in wheels)
     assert any(w.startswith("wheels/scipy-") and "cp311" in w for w in wheels)
+    assert not any(w.startswith("wheels/pyamg-") for w in wheels)
 
 
 def test_linux_package_installs_and_its_wheels_import_inside_blender(linux_zip, tmp_path):
@@ -58,10 +75,10 @@ def test_linux_package_installs_and_its_wheels_import_inside_blender(linux_zip, 
         site = [p for p in sys.path if p.startswith(profile) and p.endswith("site-packages")]
         assert site, sys.path
         sys.path.insert(0, site[0])
-        for name in [m for m in list(sys.modules) if m.split(".")[0] in ("scipy", "pyamg", "wildmeshing")]:
+        for name in [m for m in list(sys.modules) if m.split(".")[0] in ("scipy", "wildmeshing")]:
             del sys.modules[name]
-        import scipy.sparse.linalg, pyamg, wildmeshing
-        for mod in (scipy, pyamg, wildmeshing):
+        import scipy.sparse.linalg, wildmeshing
+        for mod in (scipy, wildmeshing):
             assert mod.__file__.startswith(site[0]), mod.__file__
         import bl_ext.user_default.skinmodes.core.simulator
         print("OK", scipy.__version__, flush=True)

@@ -1,0 +1,131 @@
+"""Operators: polls that answer instead of raising, Show/Hide Mode's shading, messages (issue 11, item 9).
+
+Exact comparisons throughout: polls and shading are enums and booleans, not numbers.
+"""
+
+import pytest
+
+from tests.addon.test_bad_input import make_active
+
+SCRIPT_ERROR = "Python script error"
+
+
+def skinmodes_operators(bpy):
+    return sorted(name for name in dir(bpy.ops.skinmodes) if not name.startswith("_"))
+
+
+def polls(bpy, capfd):
+    """Every operator's poll(), and what Blender printed while asking (a raising poll prints a script error)."""
+    capfd.readouterr()
+    answers = {name: getattr(bpy.ops.skinmodes, name).poll() for name in skinmodes_operators(bpy)}
+    out = capfd.readouterr()
+    return answers, out.out + out.err
+
+
+@pytest.mark.parametrize("active", [None, "CAMERA", "ARMATURE", "MESH_WITHOUT_RIG"])
+def test_every_poll_answers_false_without_a_script_error(addon, capfd, active):
+    import bpy
+
+    if active == "CAMERA":
+        bpy.ops.object.camera_add()
+    elif active == "ARMATURE":
+        bpy.ops.object.armature_add()
+    elif active == "MESH_WITHOUT_RIG":
+        bpy.ops.mesh.primitive_cube_add()
+    if active is None:
+        bpy.context.view_layer.objects.active = None
+    else:
+        make_active(bpy, bpy.context.view_layer.objects[-1])
+    assert (bpy.context.active_object is None) == (active is None)
+    answers, printed = polls(bpy, capfd)
+    assert len(answers) >= 7, answers  # compute_modes, bake, clear_bake, create_mask, show/hide mode, refresh
+    assert SCRIPT_ERROR not in printed and "Traceback" not in printed, printed
+    assert not any(answers.values()), answers
+
+
+def test_polls_accept_a_skinned_mesh(addon, creature, capfd):
+    import bpy
+
+    answers, printed = polls(bpy, capfd)
+    assert SCRIPT_ERROR not in printed
+    for name in ("compute_modes", "bake", "create_mask", "show_mode"):
+        assert answers[name], name
+    for name in ("clear_bake", "hide_mode", "refresh_preview"):  # nothing baked, shown or previewed yet
+        assert not answers[name], name
+
+
+@pytest.mark.parametrize(
+    ("kind", "expected"),
+    [("ARMATURE", "is an armature,"), ("EMPTY", "is an empty,"), ("CAMERA", "is a camera,")],
+)
+def test_not_a_mesh_message_uses_the_right_article(addon, kind, expected):
+    import bpy
+    from bl_ext.user_default.skinmodes.character import check_object
+    from bl_ext.user_default.skinmodes.core.errors import SkinmodesError
+
+    data = None if kind == "EMPTY" else getattr(bpy.data, kind.lower() + "s").new("thing")
+    obj = bpy.data.objects.new("Thing", data)
+    with pytest.raises(SkinmodesError) as err:
+        check_object(obj)
+    assert expected in str(err.value), str(err.value)
+
+
+def view3d_shading(bpy):
+    """The shading of the 3D view of the factory 'Layout' screen (the bpy module keeps one window)."""
+    screen = bpy.context.screen
+    if screen is None:
+        pytest.skip("this Blender build has no window screen in background mode: no 3D view to test")
+    areas = [a for a in screen.areas if a.type == "VIEW_3D"]
+    assert areas, [a.type for a in screen.areas]
+    return areas[0].spaces.active.shading
+
+
+def test_hide_mode_restores_exactly_the_shading_show_mode_replaced(addon, creature):
+    import bpy
+
+    obj, _, _ = creature
+    shading = view3d_shading(bpy)
+    shading.type, shading.color_type = "WIREFRAME", "OBJECT"
+    assert bpy.ops.skinmodes.show_mode() == {"FINISHED"}
+    assert (shading.type, shading.color_type) == ("SOLID", "VERTEX")
+    assert obj.data.color_attributes.get("skinmodes_mode") is not None
+    obj.skinmodes.inspect_mode = 1
+    assert bpy.ops.skinmodes.show_mode() == {"FINISHED"}  # a second mode: the first shading is still the one kept
+    assert bpy.ops.skinmodes.hide_mode() == {"FINISHED"}
+    assert (shading.type, shading.color_type) == ("WIREFRAME", "OBJECT")
+    assert obj.data.color_attributes.get("skinmodes_mode") is None
+
+
+def test_hide_mode_leaves_shading_the_user_changed_or_never_changed(addon, creature):
+    import bpy
+
+    shading = view3d_shading(bpy)
+    # The user picks another shading while the mode shows: Hide Mode leaves the user's choice.
+    shading.type, shading.color_type = "MATERIAL", "MATERIAL"
+    assert bpy.ops.skinmodes.show_mode() == {"FINISHED"}
+    shading.color_type = "RANDOM"
+    assert bpy.ops.skinmodes.hide_mode() == {"FINISHED"}
+    assert (shading.type, shading.color_type) == ("SOLID", "RANDOM")
+    # A view already showing vertex colours: Show Mode changed nothing, so Hide Mode restores nothing.
+    shading.type, shading.color_type = "SOLID", "VERTEX"
+    assert bpy.ops.skinmodes.show_mode() == {"FINISHED"}
+    assert bpy.ops.skinmodes.hide_mode() == {"FINISHED"}
+    assert (shading.type, shading.color_type) == ("SOLID", "VERTEX")
+
+
+def test_show_and_restore_work_on_any_shading_and_are_forgotten_on_load(addon):
+    """The two functions behind the operators, on the scene's own View3DShading (no 3D view needed)."""
+    import bpy
+    from bl_ext.user_default.skinmodes import operators
+
+    shading = bpy.context.scene.display.shading
+    shading.type, shading.color_type = "WIREFRAME", "SINGLE"
+    operators.show_vertex_colours(shading)
+    assert (shading.type, shading.color_type) == ("SOLID", "VERTEX")
+    assert operators.restore_shading(shading)
+    assert (shading.type, shading.color_type) == ("WIREFRAME", "SINGLE")
+    assert not operators.restore_shading(shading)  # restored once: nothing left to restore
+    operators.show_vertex_colours(bpy.context.scene.display.shading)
+    assert operators.SHADING_BEFORE
+    bpy.ops.wm.read_homefile(use_empty=True, use_factory_startup=True)
+    assert not operators.SHADING_BEFORE  # addresses of another file's views mean nothing

@@ -1,0 +1,85 @@
+"""Issue 12, item 5: a damaged cache is detected, reported in one line, discarded and recomputed.
+
+Before: a truncated or empty tet cache (``tets-*.npz``) failed every bake
+with ``unexpected BadZipFile`` (or ``EOFError``) until it was deleted by hand.
+The healed bake must equal the bake from sound caches byte for byte: the
+same inputs give the same tets, modes and frames (the project's determinism).
+"""
+
+import json
+
+import numpy as np
+import pytest
+
+from tests.safety import faults
+
+
+def damage(path, how):
+    data = path.read_bytes()
+    if how == "empty":
+        path.write_bytes(b"")
+    elif how == "truncated":
+        path.write_bytes(data[: len(data) // 2])
+    elif how == "garbage":
+        path.write_bytes(np.random.default_rng(0).integers(0, 256, len(data), dtype=np.uint8).tobytes())
+    elif how == "wrong arrays":
+        with path.open("wb") as fh:
+            np.savez(fh, key=np.str_("not the key"), X=np.zeros((3, 2)))
+
+
+def baked_bytes(bpy, addon, obj, folder):
+    summary = addon.api.bake(obj, output="PC2")
+    return (folder / obj.skinmodes.bake_file[2:]).read_bytes(), summary
+
+
+@pytest.mark.parametrize("how", ["empty", "truncated", "garbage", "wrong arrays"])
+@pytest.mark.parametrize("which", ["tets", "model"])
+def test_a_damaged_cache_heals_itself(addon, shot, which, how):
+    import bpy
+
+    obj, _, _scene, folder = shot
+    reference, _ = baked_bytes(bpy, addon, obj, folder)
+    (cache,) = (folder / "skinmodes_cache").glob(f"{which}-*.npz")
+    damage(cache, how)
+    addon.session.clear_sessions()  # as after a restart: the next bake reads the caches again
+    healed, summary = baked_bytes(bpy, addon, obj, folder)
+    notes = [m for m in summary["messages"] if cache.name in m]
+    assert len(notes) == 1 and "\n" not in notes[0] and "recomputing" in notes[0], summary["messages"]
+    assert healed == reference
+    with np.load(cache, allow_pickle=False) as data:  # rewritten whole
+        assert "key" in data.files and len(data.files) > 2
+
+
+def test_the_cli_heals_an_empty_tet_cache(addon, dev_zip, shot, tmp_path):
+    """The issue's report: the command said ``unexpected BadZipFile`` on every retry."""
+    import bpy
+
+    obj, _, _scene, folder = shot
+    addon.api.bake(obj, output="PC2")
+    bpy.ops.wm.save_mainfile()
+    (cache,) = (folder / "skinmodes_cache").glob("tets-*.npz")
+    cache.write_bytes(b"")
+    proc = faults.start_cli(
+        dev_zip, tmp_path / "profile", "bake", "--blend", str(folder / "shot.blend"), "--object", obj.name
+    )
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+    summary = json.loads(out.strip().splitlines()[-1])
+    assert [m for m in summary["messages"] if cache.name in m and "damaged" in m]
+    assert cache.stat().st_size > 0
+
+
+def test_live_preview_heals_a_damaged_tet_cache(addon, shot):
+    """Live Preview printed a traceback on every frame, with nothing in the panel."""
+    obj, _, scene, folder = shot
+    addon.api.compute_modes(obj)
+    (cache,) = (folder / "skinmodes_cache").glob("tets-*.npz")
+    damage(cache, "truncated")
+    addon.session.clear_sessions()
+    obj.skinmodes.live_preview = True
+    for f in (3, 4, 5):
+        scene.frame_set(f)
+    assert obj.skinmodes.live_preview and obj.modifiers.get("Skinmodes Preview") is not None
+    assert obj.session_uid not in addon.preview.ERRORS
+    with np.load(cache, allow_pickle=False) as data:
+        assert "X" in data.files

@@ -24,12 +24,17 @@ Each character is baked once per module and shared by its checks.
 """
 
 import math
+import os
 
 import numpy as np
 import pytest
 import real_characters as rc  # tools/, put on sys.path by tests/addon/conftest.py
 
 pytestmark = pytest.mark.slow
+# The plausibility of the motion is the solver's, the same in every Blender; the 4.2 lane bakes the
+# smallest character only (its glTF import and bake path), to keep CI's two lanes under 30 minutes.
+LANE_42 = os.environ.get("SKINMODES_LANE") == "4.2"
+NAMES = ["rigged_simple"] if LANE_42 else [c.name for c in rc.CHARACTERS]
 
 MAX_OFFSET_PCT = 25.0
 FIRST_FRAME_PCT = 1.0
@@ -64,7 +69,7 @@ def baked(addon, tmp_path_factory):
     return measure
 
 
-@pytest.mark.parametrize("name", [c.name for c in rc.CHARACTERS])
+@pytest.mark.parametrize("name", NAMES)
 def test_default_bake_is_plausible(baked, name):
     m = baked(name)
     report = (
@@ -89,6 +94,7 @@ def test_default_bake_is_plausible(baked, name):
     assert m.settled_offset_pct <= SETTLED_PCT, report
 
 
+@pytest.mark.skipif(LANE_42, reason="three bakes of the humanoid: run in the main lane only (CI time)")
 def test_same_motion_relative_to_size_at_any_scale(baked):
     """The humanoid at x0.01, x1 and x100 object scale (x100 is also its bake above)."""
     runs = {s: baked(rc.SCALE_TEST_CHARACTER, scale=s) for s in SCALES}

@@ -22,7 +22,7 @@ import traceback
 from datetime import UTC, datetime
 from pathlib import Path
 
-from . import accuracy, in_blender, meshing, scaling, side_by_side, table1
+from . import accuracy, characters, in_blender, meshing, scaling, side_by_side, table1
 from .common import BENCH, Context, jsonable, machine_info, write_json
 from .report import update_readme, write_report
 
@@ -32,7 +32,9 @@ SECTIONS = {
     "peers": side_by_side.run,
     "table1": table1.run,
     "meshing": meshing.run,
-    "blender": in_blender.run,  # last: it imports bpy into this process
+    # The last two import bpy into this process, so they run after the others.
+    "characters": characters.run,
+    "blender": in_blender.run,
 }
 
 
@@ -108,7 +110,7 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    # bpy reads this when first imported (the meshing and Blender sections
+    # bpy reads this when first imported (the characters and Blender sections
     # import it): a throw-away profile keeps the user's Blender config untouched.
     profile = tempfile.mkdtemp(prefix="skinmodes-bench-profile-")
     os.environ["BLENDER_USER_RESOURCES"] = profile

@@ -17,7 +17,18 @@ TARGETS = {
     "step_vs_simkit": 0.2,  # at least 5x faster than simkit's tutorial simulator
     "reference_speedup": 1000.0,  # reduced step at least 1000x the full-space step at 10k vertices
     "scaling_flat": 1.1,  # step(100k) / step(10k) at most 1.1
+    "first_jiggle_s": 5.0,  # issue 11: fresh character to first previewed jiggle, at 3.5k vertices / 15k tets
+    "max_offset_pct": 25.0,  # issue 11's plausibility checks, % of the body diagonal, default settings
+    "first_offset_pct": 1.0,
+    "settled_offset_pct": 1.0,
 }
+# The first-jiggle target is stated at 3.5k render vertices: it is checked on characters up to this many.
+FIRST_JIGGLE_UP_TO_VERTICES = 4000
+PLAUSIBILITY = (
+    ("max_offset_pct", "max offset"),
+    ("first_offset_pct", "first-frame offset"),
+    ("settled_offset_pct", "settled offset"),
+)
 
 
 def _med(x: Any) -> float:
@@ -28,6 +39,26 @@ def _ms(x: Any) -> str:
     if not isinstance(x, dict):
         return f"{1e3 * float(x):.3g}"
     return f"{1e3 * x['median']:.3g} ({1e3 * x['min']:.3g}–{1e3 * x['max']:.3g})"
+
+
+def _s(x: Any) -> str:
+    """Seconds of a timing: median (min–max)."""
+    return f"{x['median']:.3g} ({x['min']:.3g}–{x['max']:.3g})"
+
+
+def implausible(row: dict) -> list[str]:
+    """What fails issue 11's checks in one character's default bake (empty: plausible)."""
+    out = [
+        f"{label} {row[key]:.3g} % (target ≤ {TARGETS[key]:g} %)"
+        for key, label in PLAUSIBILITY
+        if not row[key] <= TARGETS[key]  # NaN fails too
+    ]
+    if row["nan"]:
+        out.append("NaN in the bake")
+    said = row["messages"] + row["warnings"]
+    if said:
+        out.append(f'{len(said)} message(s) from the bake, first: "{said[0]}"')
+    return out
 
 
 def _table(head: list[str], rows: list[list[Any]]) -> list[str]:
@@ -119,6 +150,26 @@ def summary_rows(res: dict) -> list[list[str]]:
                 f"{b['ratios']['soft_body_over_bake']:.2f}× our bake",
             ]
         )
+    chars = s.get("characters", {}).get("characters", [])
+    if chars:
+        # The character nearest the size the first-jiggle target is stated at.
+        c = min(chars, key=lambda r: abs(r["vertices"] - 3500))
+        t = c["first_jiggle_s"]
+        rows.append(
+            [
+                f"time to first jiggle, {c['name']}, {c['vertices']:,} vertices / {c['tets']:,} tets",
+                f"{_s(t)} s",
+                f"{t['median'] / TARGETS['first_jiggle_s']:.2f}× the 5 s target",
+            ]
+        )
+        worst = max(chars, key=lambda r: r["max_offset_pct"])
+        rows.append(
+            [
+                "real characters plausible with default settings (max ≤ 25 %, first ≤ 1 %, settled ≤ 1 %)",
+                f"{sum(not implausible(r) for r in chars)} of {len(chars)}",
+                f"largest max offset {worst['max_offset_pct']:.3g} % ({worst['name']})",
+            ]
+        )
     return rows
 
 
@@ -184,6 +235,16 @@ def behind(res: dict) -> list[str]:
         ):
             if r[key] > TARGETS["preview_vs_frame_set"]:
                 out.append(f"Live preview ({label}) costs {r[key]:.2f}× Blender's frame evaluation (target ≤ 0.5×).")
+    for row in s.get("characters", {}).get("characters", []):
+        t = row["first_jiggle_s"]["median"]
+        if row["vertices"] <= FIRST_JIGGLE_UP_TO_VERTICES and t > TARGETS["first_jiggle_s"]:
+            out.append(
+                f"Time to first jiggle for {row['name']} ({row['vertices']:,} vertices, {row['tets']:,} tets) is "
+                f"{t:.1f} s (target ≤ 5 s at 3.5k vertices / 15k tets)."
+            )
+        failed = implausible(row)
+        if failed:
+            out.append(f"{row['name']} with default settings is not plausible: {'; '.join(failed)}.")
     for name, err in res.get("errors", {}).items():
         out.append(f"Section `{name}` failed: {err}")
     return out
@@ -456,6 +517,8 @@ def write_report(path: Path, res: dict) -> None:
             ],
         )
         L += ["![in Blender](plots/in_blender.png)", ""]
+    if "characters" in s:
+        L += _characters(s["characters"], res.get("plots", []))
     if res.get("plots"):
         L += ["## Plots", ""] + [f"- [{Path(p).stem}]({p})" for p in res["plots"]] + [""]
     if res.get("errors"):
@@ -471,6 +534,99 @@ def write_report(path: Path, res: dict) -> None:
     tmp = path.with_suffix(".md.tmp")
     tmp.write_text("\n".join(L))
     tmp.replace(path)
+
+
+def _characters(c: dict, plots: list[str]) -> list[str]:
+    """Section 6: per real character, time to first jiggle and its split, bake cost, plausibility, plots."""
+    rows = c["characters"]
+    L = [
+        "## 6. Real characters with default settings",
+        "",
+        "Public rigged glTF characters (tests/assets/characters/CREDITS.md), loaded by tools/real_characters.py: "
+        f"each clip is followed by a {c['hold_seconds']:g} s hold on its last pose, and every setting is the "
+        "default.  *First jiggle*: from the freshly loaded character with an empty cache folder, Live Preview "
+        f"turned on at the first frame, to the first frame stepped to whose offsets exceed {c['jiggle_threshold']:g} "
+        "of the body size (headless, the preview prepares in the calling thread).  *Bake*: Bake Secondary "
+        "Motion to a .pc2 over the clip and its hold, modes prepared and nothing simulated yet.  Offsets are "
+        "baked − rig-only world positions in % of the body diagonal (*size*): the largest over the bake, over "
+        f"the first two frames, and from {c['settle_seconds']:g} s after the rig stops.  Times are medians "
+        f"(min–max) of {c['repeats']} run(s).",
+        "",
+    ]
+    L += _table(
+        [
+            "character",
+            "size [BU]",
+            "vertices",
+            "tets",
+            "first jiggle [s]",
+            "at frame",
+            "bake [ms/frame]",
+            "frames",
+            "max %",
+            "first %",
+            "settled %",
+            "NaN",
+            "messages",
+        ],
+        [
+            [
+                r["name"],
+                f"{r['size']:.3g}",
+                f"{r['vertices']:,}",
+                f"{r['tets']:,}",
+                _s(r["first_jiggle_s"]),
+                r["first_jiggle_frame"],
+                _ms(r["bake_s_per_frame"]),
+                r["frames_baked"],
+                f"{r['max_offset_pct']:.3g}",
+                f"{r['first_offset_pct']:.2g}",
+                f"{r['settled_offset_pct']:.3g}",
+                "yes" if r["nan"] else "no",
+                len(r["messages"]) + len(r["warnings"]),
+            ]
+            for r in rows
+        ],
+    )
+    stages = [
+        ("meshing", "meshing"),
+        ("weights", "volume weights"),
+        ("modes", "modes"),
+        ("clusters_products", "clusters + products"),
+        ("embedding", "embedding"),
+        ("preview_setup", "preview set-up"),
+        ("first_frames", "first frames"),
+    ]
+    L += ["Where the time to first jiggle goes (seconds, medians per stage):", ""]
+    L += _table(
+        ["character", "mesher", *[label for _, label in stages], "total"],
+        [
+            [
+                r["name"],
+                r["mesher"],
+                *[f"{r['first_jiggle_split_s'][k]:.2f}" for k, _ in stages],
+                _s(r["first_jiggle_s"]),
+            ]
+            for r in rows
+        ],
+    )
+    L += [
+        "The stages up to embedding are the prepared character's own timers; *preview set-up* is the rest of "
+        "turning the preview on (reading the character from Blender, the slowest frequency, sampling the rig "
+        "over the frame range); *first frames* is stepping to the first frame that moves.",
+        "",
+    ]
+    for r in rows:
+        plot = f"plots/characters_{r['name']}.png"
+        if plot in plots:
+            L += [
+                f"**{r['name']}**, {r['role']}: vertex {r['tip_vertex']} (of those bound mostly to bone "
+                f"{r['tip_bone']}, the farthest from the centre) with and without secondary motion.",
+                "",
+                f"![{r['name']}]({plot})",
+                "",
+            ]
+    return L
 
 
 README_BEGIN = "<!-- BEGIN BENCH SUMMARY (written by python3.11 tasks.py bench) -->"

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # The suite runs in the main environment (it has matplotlib for the plots);
 # the 4.2 lane covers core and the add-on on numpy 2.
 pytestmark = pytest.mark.skipif(os.environ.get("SKINMODES_LANE") == "4.2", reason="the bench runs in the main lane")
-SECTIONS = {"scaling", "accuracy", "peers", "table1", "meshing", "blender"}
+SECTIONS = {"scaling", "accuracy", "peers", "table1", "meshing", "characters", "blender"}
 
 
 def timings(x):
@@ -66,13 +66,25 @@ def test_results_json_has_every_section_and_consistent_timings(quick_run):
     for key in ("python", "numpy", "scipy", "cores"):
         assert key in res["machine"]
     found = list(timings(res["sections"]))
-    assert len(found) >= 15  # scaling 8, accuracy 2, peers 2, blender 5
+    assert len(found) >= 17  # scaling 8, accuracy 2, peers 2, blender 5, characters 2
     for t in found:
         assert t["repeats"] >= 1
         assert 0.0 < t["min"] <= t["median"] <= t["max"]
     blender = res["sections"]["blender"]
     assert blender["frames"] == 24 and blender["vertices"] > 100
     assert blender["ms_per_frame"]["bake"] > 0 and blender["ms_per_frame"]["frame_set"] > 0
+    # Quick mode bakes the smallest real character once, over a short clip.
+    chars = res["sections"]["characters"]["characters"]
+    assert [c["name"] for c in chars] == ["rigged_simple"]
+    c = chars[0]
+    assert c["first_jiggle_s"]["repeats"] == 1
+    assert c["frames"][0] < c["first_jiggle_frame"] <= c["frames"][1]
+    # The prepared character's stage timers run inside the first-jiggle wall clock: none is
+    # negative and the remainder ("preview set-up") is not either.
+    assert min(c["first_jiggle_split_s"].values()) >= 0.0, c["first_jiggle_split_s"]
+    assert c["frames_baked"] == c["frames"][1] - c["frames"][0] + 1
+    assert c["vertices"] > 50 and c["tets"] > 100 and c["size"] > 0.0
+    assert c["nan"] is False
     if os.environ.get("SKINMODES_BENCH_PEER_PYTHON"):
         assert "rows" in res["sections"]["peers"], res["sections"]["peers"]
     else:
@@ -91,10 +103,11 @@ def test_report_has_every_section_and_its_plots(quick_run):
         "## 4. Table 1",
         "## Mesh preparation",
         "## 5. In Blender",
+        "## 6. Real characters",
     ):
         assert heading in report
     res = json.loads((out / "results.json").read_text())
-    assert {Path(p).stem for p in res["plots"]} >= {"scaling", "accuracy", "in_blender"}
+    assert {Path(p).stem for p in res["plots"]} >= {"scaling", "accuracy", "in_blender", "characters_rigged_simple"}
     for p in res["plots"]:
         assert (out / p).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"({p})" in report
@@ -114,3 +127,44 @@ def test_readme_summary_block_is_replaced_from_results(quick_run, tmp_path):
     assert res["date"] in text and res["command"] in text
     assert "| figure | measured | ratio |" in text
     assert text.count(README_BEGIN) == 1 and text.count(README_END) == 1
+
+
+def test_real_characters_behind_list_names_each_failed_check():
+    """The report's "behind" list flags a slow first jiggle and each failed plausibility check, and only those."""
+    from bench.report import behind, summary_rows
+
+    def row(name, vertices, first_jiggle, max_pct, first_pct, settled_pct, warnings=()):
+        return {
+            "name": name,
+            "vertices": vertices,
+            "tets": 15_000,
+            "first_jiggle_s": {"median": first_jiggle, "min": first_jiggle, "max": first_jiggle, "repeats": 1},
+            "max_offset_pct": max_pct,
+            "first_offset_pct": first_pct,
+            "settled_offset_pct": settled_pct,
+            "nan": False,
+            "messages": [],
+            "warnings": list(warnings),
+        }
+
+    res = {
+        "sections": {
+            "characters": {
+                "characters": [
+                    row("fine", 3300, 4.9, 24.9, 0.9, 0.9),
+                    row("slow", 3500, 5.1, 1.0, 0.0, 0.0),
+                    row("big_and_slow", 7000, 9.0, 1.0, 0.0, 0.0),  # the 5 s target is stated at 3.5k vertices
+                    row("floppy", 1700, 1.0, 35.7, 0.0, 19.2, warnings=["the offset grows"]),
+                ]
+            }
+        },
+        "errors": {},
+    }
+    gaps = behind(res)
+    assert len(gaps) == 2, gaps
+    assert "slow (3,500 vertices" in gaps[0] and "5.1 s" in gaps[0]
+    assert gaps[1].startswith("floppy ") and "max offset 35.7 %" in gaps[1] and "settled offset 19.2 %" in gaps[1]
+    assert "first-frame" not in gaps[1] and "the offset grows" in gaps[1]
+    rows = summary_rows(res)
+    assert rows[0][0].startswith("time to first jiggle, slow,")  # the character nearest 3.5k vertices
+    assert rows[1][1] == "3 of 4"  # plausibility only: "slow" ones are plausible

@@ -17,15 +17,16 @@ which is why they agree frame for frame.
 
 from __future__ import annotations
 
+import bisect
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from .atomic import atomic_file
-from .embedding import Embedding, embed_points, interpolate
+from .embedding import Embedding, embed_points, embedded_positions, interpolate
 from .errors import RigError, SimulationError, SkinmodesError
 from .interior_weights import volume_bone_weights
 from .leak import default_leak_field
@@ -307,7 +308,9 @@ def prepare_character(
             f"{float(emb.distance[outside].max()):.3g} m) and were moved onto it for the jiggle"
         )
     # float32: the render positions it adds to are float32 in Blender and in .pc2 files.
-    rec = Reconstructor(model, render_w, rest, dtype=np.float32)
+    # Evaluated where each vertex is embedded: a vertex outside the volume is
+    # projected onto it, so the affine modes are never extrapolated to it.
+    rec = Reconstructor(model, render_w, embedded_positions(emb, mesh.X, mesh.T, rest), dtype=np.float32)
     stats["embedding_s"] = time.perf_counter() - t0
     stats.update(vertices=float(mesh.n), tets=float(mesh.t), modes=float(model.m), clusters=float(model.r))
     stage("done", 1.0)
@@ -344,6 +347,10 @@ ControlFrames = Callable[[int], tuple[float, float]]
 # The guard speaks when the secondary motion exceeds this share of the
 # character's size (twice its largest distance from the centroid).
 OFFSET_WARNING = 0.5
+# States kept while simulating forward: one every CHECKPOINT frames (and the
+# newest), so a 100k-frame bake keeps ~4k small states instead of 100k, and
+# scrubbing back re-simulates at most CHECKPOINT - 1 frames.
+CHECKPOINT = 24
 # A rig whose probe points accelerate by more than this share of the
 # character's size in one frame (second difference) has a cut or a jump: at
 # 24 fps and 1.8 m that is 26 g, beyond any performed motion.
@@ -387,6 +394,7 @@ class FrameSimulation:
         end: int,
         rig: RigFrames,
         controls: ControlFrames | None = None,
+        bone_names: Sequence[str] | None = None,
     ):
         if end < start:
             raise SimulationError(f"empty frame range {start}..{end}; set an end frame after the start frame")
@@ -396,6 +404,8 @@ class FrameSimulation:
         self.solver = solver
         self.start, self.end = int(start), int(end)
         self._rig = rig
+        self._bone_names = list(bone_names) if bone_names is not None else None
+        self._cuts: set[int] = set()
         self._controls = controls
         self.simulator = Simulator(prepared.model, solver.simulation())
         self.omega0 = prepared.slowest_frequency(self.simulator.arap)
@@ -442,7 +452,11 @@ class FrameSimulation:
         f = min(max(int(frame), self.start), self.end)
         if f in self._states:
             return self._states[f]
-        k = max(c for c in self._states if c < f)
+        if f - 1 in self._states:  # playing forward: the common case, O(1)
+            k = f - 1
+        else:
+            frames = self.cached_frames
+            k = frames[bisect.bisect_left(frames, f) - 1]  # the nearest simulated frame before f
         state = self._states[k]
         S = self.solver.substeps
         p_a = self.rig(k)
@@ -454,6 +468,7 @@ class FrameSimulation:
             if self._rig_guard(g, p_b) and self.solver.reset_at_cuts:
                 state = replace(self.simulator.initial_state(p_b), step=state.step)
                 self._states[g] = state
+                self._forget_between_checkpoints(g - 1)
                 p_a = p_b
                 continue
             kappa, c = self.controls(g)
@@ -465,8 +480,15 @@ class FrameSimulation:
             self._states[g] = state
             self.iterations[g] = rep.iterations
             self._guard(g, state)
+            self._forget_between_checkpoints(g - 1)
             p_a = p_b
         return state
+
+    def _forget_between_checkpoints(self, frame: int) -> None:
+        """Drop the state of ``frame`` unless it is a checkpoint (or the start): memory stays bounded."""
+        if frame > self.start and (frame - self.start) % CHECKPOINT and frame in self._states:
+            del self._states[frame]
+            self.iterations.pop(frame, None)
 
     def _probe_rig_positions(self, frame: int, p: np.ndarray) -> np.ndarray | None:
         """Rig positions (k, 3) of the guard's probe points at ``frame`` (None without an LBS rig)."""
@@ -476,7 +498,14 @@ class FrameSimulation:
         if x is None:
             x = self._probe_rig @ rig_matrix(p)
             self._rig_cache[frame] = x
+            # The guard looks two frames back: keep a few, not one per frame of a long bake.
+            for old in [g for g in self._rig_cache if g < frame - 2 or g > frame + 2]:
+                del self._rig_cache[old]
         return x
+
+    def _bone(self, index: int) -> str:
+        names = self._bone_names
+        return f"'{names[index]}'" if names is not None and 0 <= index < len(names) else str(index)
 
     def _rig_guard(self, frame: int, p: np.ndarray) -> bool:
         """Say, once per kind, when the rig collapses, flips or jumps at ``frame``; True at a jump (a cut)."""
@@ -485,24 +514,29 @@ class FrameSimulation:
         if np.any(np.abs(det) < 1e-9) and "collapse" not in self._warned:
             self._warned.add("collapse")
             self.warnings.append(
-                f"frame {frame}: bone {int(np.argmin(np.abs(det)))} of the rig is scaled to zero, which crushes "
-                "the flesh; fix the bone's scale keys"
+                f"frame {frame}: bone {self._bone(int(np.argmin(np.abs(det))))} of the rig is scaled to zero, "
+                "which crushes the flesh; fix the bone's scale keys"
             )
         if np.any(det < 0) and "flip" not in self._warned:
             self._warned.add("flip")
             self.warnings.append(
-                f"frame {frame}: bone {int(np.argmin(det))} of the rig has a negative scale (a mirror flip); "
-                "the jiggle there is unreliable: use rotations instead of negative scale"
+                f"frame {frame}: bone {self._bone(int(np.argmin(det)))} of the rig has a negative scale "
+                "(a mirror flip); the jiggle there is unreliable: use rotations instead of negative scale"
             )
         x_b = self._probe_rig_positions(frame, p)
         if x_b is None or frame - 1 not in self._rig_cache:
             return False
         x_a = self._rig_cache[frame - 1]
-        x_z = self._rig_cache.get(frame - 2, x_a)  # no earlier frame: the rig was at rest
+        # No earlier frame, or a cut at the previous one: the rig starts from rest there.
+        x_z = x_a if frame - 1 in self._cuts else self._rig_cache.get(frame - 2, x_a)
         jump = float(np.sqrt(np.max(np.sum((x_b - 2.0 * x_a + x_z) ** 2, axis=1)))) / self.simulator.size
         if jump <= JUMP_WARNING:
             return False
+        self._cuts.add(frame)
         if self.solver.reset_at_cuts:
+            if f"cut {frame}" in self._warned:  # simulated again from a checkpoint: said already
+                return True
+            self._warned.add(f"cut {frame}")
             self.warnings.append(
                 f"frame {frame}: the rig jumps by {100 * jump:.0f}% of the character's size; the simulation "
                 "restarts at rest there (Reset at Cuts)"
@@ -524,7 +558,7 @@ class FrameSimulation:
         if share > OFFSET_WARNING and "offset" not in self._warned:
             self._warned.add("offset")
             hint = (
-                "raise the damping ratio or the wobble frequency"
+                "raise the wobble frequency, then the damping ratio"
                 if self.solver.stiffness == "frequency"
                 else "raise Young's modulus or switch the stiffness to Wobble Frequency"
             )
@@ -544,3 +578,4 @@ class FrameSimulation:
         keep = max(frame, self.start)
         self._states = {f: s for f, s in self._states.items() if f <= keep}
         self._rig_cache = {f: x for f, x in self._rig_cache.items() if f <= keep}
+        self._cuts = {f for f in self._cuts if f <= keep}

@@ -36,7 +36,10 @@ def validate_bone_weights(weights: np.ndarray, n: int) -> np.ndarray:
     if W.shape[1] == 0:
         raise RigError("the rig has no deforming bones; add bones with vertex-group weights to the armature")
     if not np.isfinite(W).all():
-        raise RigError("bone weights contain NaN or infinite values; clean the vertex groups (Weights > Clean)")
+        raise RigError(
+            "bone weights contain NaN or infinite values; remove the affected vertices from their vertex groups "
+            "and assign them again (Weights > Clean does not remove NaN)"
+        )
     if (W < 0).any():
         raise RigError("bone weights must not be negative; clamp the vertex groups to [0, 1]")
     s = W.sum(axis=1)

@@ -16,8 +16,11 @@ modifiers, shape keys, actions, files and the object's properties are as
 they were.  After it only clean-up remains (the old keys, action and file).
 
 One pass over the frame range, one ``frame_set`` per frame: it samples the
-rig, reads the armature-deformed render positions (with skinmodes' own
-outputs muted), steps the simulation and streams the frame out.
+rig, reads what the Armature modifier outputs (skinmodes' own outputs and
+every modifier after the Armature modifier muted), steps the simulation and
+streams that plus the offsets out.  The cache plays back right after the
+Armature modifier, so the modifiers after it act on the jiggled mesh (see
+character.py for the modifier stack).
 
 Files.  One point cache per object, for ever: its name is the object's name
 made safe plus a short hash of its full name and library (:func:`cache_stem`),
@@ -43,7 +46,15 @@ from typing import cast
 import bpy
 import numpy as np
 
-from .character import evaluated_coordinates, fcurves_of
+from .character import (
+    armature_output,
+    check_object,
+    different_topology_error,
+    evaluated_coordinates,
+    fcurves_of,
+    place_after_armature,
+    renumbering_modifiers,
+)
 from .core.errors import CacheError, RigError, SkinmodesError
 from .core.pc2 import PC2Writer, check_writable, remove_stale_partials
 from .props import scene_of, settings
@@ -58,6 +69,7 @@ from .session import (
     current_session,
     drop_session,
     outputs_muted,
+    report_progress,
     sample_range,
 )
 
@@ -268,12 +280,18 @@ class BakeJob:
         self._closed = False
         self._gen: Generator[float, None, None] | None = None
         # Refuse impossible requests before any heavy work.
+        check_object(obj)
         if self.output == "PC2":
             self.rel_path, self.abs_path = pc2_path(obj)
             # Proved, not created: a bake refused later (a rig problem) leaves no empty folder;
             # PC2Writer creates it once the bake writes.
             check_writable(self.abs_path.parent, create=False)
         else:
+            if obj.data.library is not None or obj.data.override_library is not None:
+                raise SkinmodesError(
+                    f"the mesh of '{obj.name}' comes from a library and cannot take new shape keys; "
+                    "bake a Point Cache instead"
+                )
             keys = obj.data.shape_keys
             ad = keys.animation_data if keys is not None else None
             if ad is not None and ad.action is not None and ad.action.name != s.bake_action:
@@ -281,6 +299,7 @@ class BakeJob:
                     f"the shape keys of '{obj.name}' are animated by action '{ad.action.name}'; "
                     "skinmodes will not touch your keyframes: use Point Cache output instead"
                 )
+            refuse_shape_keys_for_stack(obj)
 
     @property
     def total(self) -> int:
@@ -344,7 +363,9 @@ class BakeJob:
         session.ensure_simulation()  # build the solver (and fail, if it must) before the first frame
         depsgraph = bpy.context.evaluated_depsgraph_get()
         buf = np.empty(3 * k, dtype=np.float32)
-        with busy(), outputs_muted(self.obj):
+        # The modifiers after the Armature modifier are muted: the evaluated mesh is its output, the
+        # mesh the simulation deforms; on playback they act on it with the offsets added.
+        with busy(), outputs_muted(self.obj), armature_output(self.obj):
             for f in range(self.start, self.end + 1):
                 if STOP_REQUESTS:
                     raise Interrupted(STOP_REQUESTS[0])
@@ -353,7 +374,10 @@ class BakeJob:
                 session.record(f, depsgraph)
                 offsets = session.offsets_local(f)
                 if self._writer is not None:
-                    self._writer.write(evaluated_coordinates(self.obj, depsgraph, buf) + offsets)
+                    rig = evaluated_coordinates(self.obj, depsgraph, buf)
+                    if len(rig) != k:
+                        raise different_topology_error(self.obj, f, len(rig), k)
+                    self._writer.write(rig + offsets)
                 else:
                     # Shape keys act before the armature: store the rest-space offset, computed
                     # now so a rig that cannot be inverted fails here, before anything is written.
@@ -361,6 +385,8 @@ class BakeJob:
                     self._offsets[f] = delta.astype(np.float32)
                 self.frames_done += 1
                 self.seconds = time.perf_counter() - t0
+                if (10 * self.frames_done) // self.total != (10 * (self.frames_done - 1)) // self.total:
+                    report_progress("baking frames", self.frames_done / self.total)  # every tenth
                 yield self.frames_done / self.total
         self.warnings = list(session.ensure_simulation().warnings)
         self.max_offset = session.ensure_simulation().max_offset
@@ -560,19 +586,22 @@ def _configure_cache_modifier(mod: bpy.types.MeshCacheModifier, rel_path: str, s
     mod.interpolation = "LINEAR"
     mod.frame_start = float(start)
     mod.frame_scale = 1.0
-    if hasattr(mod, "use_pin_to_last"):
-        mod.use_pin_to_last = True
 
 
 def add_cache_modifier(obj: bpy.types.Object, rel_path: str, start: int) -> bpy.types.Modifier:
-    """A Mesh Cache modifier playing the .pc2 back, last in the stack (pinned there when Blender can)."""
+    """A Mesh Cache modifier playing the .pc2 back, right after the Armature modifier.
+
+    The file holds the Armature modifier's output plus the offsets, so it
+    replaces exactly that; the modifiers after it act on the jiggled mesh.
+    """
     mod = cast(bpy.types.MeshCacheModifier, obj.modifiers.new(CACHE_MODIFIER, "MESH_CACHE"))
     _configure_cache_modifier(mod, rel_path, start)
+    place_after_armature(obj, mod)
     return mod
 
 
 def set_cache_modifier(obj: bpy.types.Object, rel_path: str, start: int, undo: _Undo) -> None:
-    """Point the object's cache modifier at ``rel_path`` (re-using the old one in its place, or adding one)."""
+    """Point the object's cache modifier at ``rel_path`` (re-using the old one, or adding one), after the Armature."""
     mod = obj.modifiers.get(CACHE_MODIFIER)
     if mod is None or mod.type != "MESH_CACHE":
         new = add_cache_modifier(obj, rel_path, start)
@@ -581,6 +610,21 @@ def set_cache_modifier(obj: bpy.types.Object, rel_path: str, start: int, undo: _
     saved = {name: getattr(mod, name) for name in CACHE_SETTINGS if hasattr(mod, name)}
     undo.add(lambda: _set_all(mod, saved))
     _configure_cache_modifier(cast(bpy.types.MeshCacheModifier, mod), rel_path, start)
+    name = mod.name
+    index = place_after_armature(obj, mod)  # an old bake's modifier sat last (pinned)
+    undo.add(lambda: obj.modifiers.move(obj.modifiers.find(name), index))
+
+
+def refuse_shape_keys_for_stack(obj: bpy.types.Object) -> None:
+    """Shape keys hold one offset per vertex of the mesh itself: refuse a stack that gives the Armature
+    modifier other vertices (a Mirror above it), before any work."""
+    renumbering = renumbering_modifiers(obj)
+    if renumbering:
+        names = ", ".join(f"'{m.name}'" for m in renumbering)
+        raise SkinmodesError(
+            f"shape keys cannot hold the motion of '{obj.name}': the modifiers above its Armature modifier ({names}) "
+            "give it other vertices than the mesh's own; bake a Point Cache instead"
+        )
 
 
 def set_aside_shape_keys(obj: bpy.types.Object, old: _OldBake, undo: _Undo) -> None:

@@ -14,17 +14,28 @@ which is exactly what the Armature modifier applies to object-space rest
 coordinates (vertices with no bone weight follow the object: a "root"
 column with T = unit * W_mesh(f) G^-1).  Offsets come back to object space
 through ``(unit * L(f))^-1``.
+
+Modifier stacks.  The simulated mesh is the mesh as the Armature modifier
+receives it: the modifiers before it (Mirror, a Solidify, shape keys) are
+applied, the Armature modifier and everything after it are muted
+(:func:`armature_input`).  What the bake stores is that mesh as the Armature
+modifier outputs it (:func:`armature_output`) plus the secondary offsets;
+skinmodes' own modifiers sit right after the Armature modifier, so the
+modifiers after it (Subdivision, Decimate, Solidify, Geometry Nodes) act on
+the jiggled mesh, as they act on the rig's.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import cast
 
 import bpy
 import numpy as np
 
-from .core.errors import RigError, SkinmodesError
+from .core.errors import MeshError, RigError, SkinmodesError
 from .core.pipeline import CharacterInput
 from .props import SkinmodesSettings
 
@@ -52,6 +63,11 @@ def check_object(obj: bpy.types.Object | None) -> bpy.types.ArmatureModifier:
         kind = obj.type.lower().replace("_", " ")
         article = "an" if kind[:1] in "aeiou" else "a"
         raise SkinmodesError(f"'{obj.name}' is {article} {kind}, not a mesh; select the character's mesh")
+    if obj.library is not None:
+        raise SkinmodesError(
+            f"'{obj.name}' is linked from {bpy.path.basename(obj.library.filepath)}, so a bake would be lost on save; "
+            "make a library override (Object > Library Override > Make) and bake that"
+        )
     if len(obj.data.vertices) == 0 or len(obj.data.polygons) == 0:
         raise SkinmodesError(f"'{obj.name}' has no faces; secondary motion needs a surface")
     mod = armature_modifier(obj)
@@ -76,6 +92,203 @@ def check_object(obj: bpy.types.Object | None) -> bpy.types.ArmatureModifier:
     return mod
 
 
+def modifiers_before(obj: bpy.types.Object, mod: bpy.types.Modifier) -> list[bpy.types.Modifier]:
+    """The modifiers above ``mod`` in the stack of ``obj`` (they act first), in order."""
+    mods = list(obj.modifiers)
+    return mods[: mods.index(mod)]
+
+
+def modifiers_after(obj: bpy.types.Object, mod: bpy.types.Modifier) -> list[bpy.types.Modifier]:
+    """The modifiers below ``mod`` in the stack of ``obj`` (they act on its result), in order."""
+    mods = list(obj.modifiers)
+    return mods[mods.index(mod) + 1 :]
+
+
+@contextmanager
+def muted(mods: Sequence[bpy.types.Modifier]) -> Iterator[None]:
+    """Hide ``mods`` in the viewport (what the depsgraph evaluates) while inside; put back exactly after."""
+    saved = [(m, m.show_viewport) for m in mods]
+    for m, shown in saved:
+        if shown:
+            m.show_viewport = False
+    try:
+        yield
+    finally:
+        for m, shown in reversed(saved):
+            if m.show_viewport != shown:
+                m.show_viewport = shown
+
+
+@contextmanager
+def armature_input(obj: bpy.types.Object) -> Iterator[bpy.types.Object]:
+    """The evaluated object whose mesh is what its Armature modifier receives (the current frame).
+
+    The Armature modifier and everything after it are muted while inside;
+    the modifiers before it and the shape keys act.  The yielded object is
+    only valid inside.
+    """
+    mod = check_object(obj)
+    with muted([mod, *modifiers_after(obj, mod)]):
+        yield obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
+
+
+@contextmanager
+def armature_output(obj: bpy.types.Object) -> Iterator[None]:
+    """While inside, the evaluated mesh of ``obj`` is its Armature modifier's output (the modifiers after it muted)."""
+    mod = check_object(obj)
+    with muted(modifiers_after(obj, mod)):
+        yield
+
+
+def place_after_armature(obj: bpy.types.Object, mod: bpy.types.Modifier) -> int:
+    """Move ``mod`` (one of skinmodes' own) right below the Armature modifier; returns its index before.
+
+    There it receives the Armature modifier's output, and the modifiers that
+    follow act on the jiggled mesh.  Unpinned first: a modifier pinned last
+    cannot move.
+    """
+    if getattr(mod, "use_pin_to_last", False):
+        mod.use_pin_to_last = False
+    index = obj.modifiers.find(mod.name)
+    arm = obj.modifiers.find(check_object(obj).name)
+    target = arm if index < arm else arm + 1
+    if index != target:
+        obj.modifiers.move(index, target)
+    return index
+
+
+# Modifier types that move or re-weight vertices but keep each one what it is (Blender's deform-only
+# modifiers, and those that edit normals, UVs, weights or simulate in place).  Any other type above
+# the Armature modifier (Mirror, Subdivision, Decimate, Geometry Nodes...) may add, remove or renumber
+# vertices, even when the count happens to match (a Mirror that bisects a symmetric mesh).
+KEEPS_VERTICES = frozenset(
+    {
+        "ARMATURE",
+        "CAST",
+        "CLOTH",
+        "COLLISION",
+        "CORRECTIVE_SMOOTH",
+        "CURVE",
+        "DATA_TRANSFER",
+        "DISPLACE",
+        "DYNAMIC_PAINT",
+        "HOOK",
+        "LAPLACIANDEFORM",
+        "LAPLACIANSMOOTH",
+        "LATTICE",
+        "MESH_CACHE",
+        "MESH_DEFORM",
+        "NORMAL_EDIT",
+        "PARTICLE_SYSTEM",
+        "SHRINKWRAP",
+        "SIMPLE_DEFORM",
+        "SMOOTH",
+        "SOFT_BODY",
+        "SURFACE",
+        "SURFACE_DEFORM",
+        "UV_PROJECT",
+        "UV_WARP",
+        "VERTEX_WEIGHT_EDIT",
+        "VERTEX_WEIGHT_MIX",
+        "VERTEX_WEIGHT_PROXIMITY",
+        "WARP",
+        "WAVE",
+        "WEIGHTED_NORMAL",
+    }
+)
+
+
+def renumbering_modifiers(obj: bpy.types.Object) -> list[bpy.types.Modifier]:
+    """The enabled modifiers above the Armature modifier that may not keep the mesh's own vertices.
+
+    Empty when the Armature modifier deforms the mesh's own vertices, one
+    for one: then shape keys, vertex groups and mesh attributes can hold a
+    value per simulated vertex.
+    """
+    mod = armature_modifier(obj)  # not check_object: the preview asks on every frame
+    if mod is None:
+        return []
+    return [m for m in modifiers_before(obj, mod) if m.show_viewport and m.type not in KEEPS_VERTICES]
+
+
+# Modifier properties that never change the mesh a modifier makes (names, panel state, timings, ids).
+NOT_SHAPING = frozenset(
+    {
+        "rna_type",
+        "name",
+        "show_expanded",
+        "is_active",
+        "is_override_data",
+        "execution_time",
+        "persistent_uid",
+        "show_render",
+        "show_in_editmode",
+        "show_on_cage",
+        "use_apply_on_spline",
+        "use_pin_to_last",
+    }
+)
+
+
+def stack_signature(obj: bpy.types.Object) -> tuple[object, ...]:
+    """Every setting of the modifiers above the Armature modifier: they shape the simulated mesh."""
+    mod = armature_modifier(obj)
+    if mod is None:
+        return ()
+    out: list[object] = []
+    for index, m in enumerate(modifiers_before(obj, mod)):
+        out.append((index, m.type))
+        for prop in m.bl_rna.properties:
+            if prop.type == "COLLECTION" or prop.identifier in NOT_SHAPING:
+                continue
+            value = getattr(m, prop.identifier)
+            if prop.type == "POINTER":
+                value = getattr(value, "name_full", None)
+            elif hasattr(value, "__len__") and not isinstance(value, str):
+                value = tuple(value)
+            out.append((index, prop.identifier, value))
+    return tuple(out)
+
+
+def check_stable_topology(obj: bpy.types.Object, scene: bpy.types.Scene, frames: Sequence[int]) -> None:
+    """Refuse, in one line, a stack whose modifiers before the Armature modifier change the mesh between frames.
+
+    The simulation has one rest mesh; a vertex count that changes with time
+    (an animated Remesh, Decimate or Geometry Nodes) cannot follow it.  Sets
+    the scene to each of ``frames``: the caller restores its frame.  Costs
+    nothing when nothing comes before the Armature modifier.
+    """
+    mod = check_object(obj)
+    before = [m for m in modifiers_before(obj, mod) if m.show_viewport]
+    if not before:
+        return
+    seen: dict[tuple[int, int], int] = {}
+    for f in dict.fromkeys(frames):
+        scene.frame_set(f)
+        with armature_input(obj) as obj_in:
+            seen.setdefault((len(obj_in.data.vertices), len(obj_in.data.polygons)), f)
+        if len(seen) > 1:
+            (a, fa), (b, fb) = list(seen.items())[:2]
+            names = ", ".join(f"'{m.name}'" for m in before)
+            raise MeshError(
+                f"the modifiers above the Armature modifier of '{obj.name}' ({names}) change its mesh between frames "
+                f"({a[0]} vertices at frame {fa}, {b[0]} at frame {fb}); apply them, or move them below the Armature "
+                "modifier"
+            )
+
+
+def different_topology_error(obj: bpy.types.Object, frame: int, count: int, expected: int) -> MeshError:
+    """The one line for a frame whose Armature modifier output lost or gained vertices since the rest frame."""
+    mod = armature_modifier(obj)
+    before = modifiers_before(obj, mod) if mod is not None else []
+    names = ", ".join(f"'{m.name}'" for m in before if m.show_viewport)
+    return MeshError(
+        f"frame {frame}: the mesh the Armature modifier of '{obj.name}' deforms has {count} vertices, {expected} at "
+        f"the start; the modifiers above it ({names or 'none'}) change it over time: apply them, or move them below "
+        "the Armature modifier"
+    )
+
+
 @dataclass(frozen=True)
 class RigBinding:
     """Which bones drive the simulation, in weight-column order, and the rest-frame map G (4 x 4)."""
@@ -90,8 +303,9 @@ class RigBinding:
 def vertex_group_weights(obj: bpy.types.Object, names: list[str]) -> np.ndarray:
     """(k, len(names)) weights of the named vertex groups (0 where a vertex is not in a group).
 
-    Blender exposes vertex-group membership only per vertex, so this walks the
-    vertices once, at load time; nothing per frame depends on it.
+    ``obj`` may be an evaluated object (its mesh then is the evaluated one).
+    Blender exposes vertex-group membership only per vertex, so this walks
+    the vertices once, at load time; nothing per frame depends on it.
     """
     mesh = obj.data
     out = np.zeros((len(mesh.vertices), len(names)))
@@ -129,13 +343,8 @@ def vertex_positions(mesh: bpy.types.Mesh, out: np.ndarray | None = None) -> np.
     return out.reshape(-1, 3)
 
 
-def rest_coordinates(obj: bpy.types.Object) -> np.ndarray:
-    """Object-space rest positions of the mesh vertices (k, 3), float64 (exact copies of the float32 data)."""
-    return vertex_positions(cast(bpy.types.Mesh, obj.data)).astype(np.float64)
-
-
-def triangles(obj: bpy.types.Object) -> np.ndarray:
-    mesh = obj.data
+def triangles(mesh: bpy.types.Mesh) -> np.ndarray:
+    """The mesh's faces as triangles (f, 3), int64 vertex indices."""
     mesh.calc_loop_triangles()
     tri = np.empty(len(mesh.loop_triangles) * 3, dtype=np.int32)
     mesh.loop_triangles.foreach_get("vertices", tri)
@@ -146,50 +355,102 @@ def matrix(m: object) -> np.ndarray:
     return np.array(m, dtype=np.float64)
 
 
+# Vertex indices a message names at most.
+NAMED_VERTICES = 5
+
+
+def nan_weights_error(obj: bpy.types.Object, group: str, role: str = "", others: int = 0) -> RigError:
+    """One line naming the vertex group that holds NaN weights, on which vertices, and the fix that works.
+
+    The vertices are those of the object's own mesh (what the user edits):
+    Weights > Clean keeps NaN (it removes weights *below* a limit, and NaN is
+    below nothing); removing the vertices from the group does remove them.
+    others: how many more groups hold NaN (each is named once this one is fixed).
+    """
+    w = vertex_group_weights(obj, [group])[:, 0]
+    bad = np.flatnonzero(~np.isfinite(w))
+    where = f"{len(bad)} vertices" if len(bad) != 1 else "1 vertex"
+    if len(bad):
+        shown = ", ".join(str(int(i)) for i in bad[:NAMED_VERTICES])
+        where += f" (index {shown}{', ...' if len(bad) > NAMED_VERTICES else ''})"
+    what = f"vertex group '{group}'" + (f" ({role})" if role else "")
+    more = f" (and {others} more group{'s' if others > 1 else ''})" if others else ""
+    return RigError(
+        f"{what} of '{obj.name}' holds NaN weights on {where}{more}; in Edit Mode select them, make '{group}' "
+        "the active group and click Remove in Object Data > Vertex Groups, then paint them again"
+    )
+
+
+def flat_mesh_error(name: str, exc: MeshError) -> MeshError:
+    """The core's "the mesh is flat" with advice that works in Blender, else ``exc`` itself.
+
+    The core knows what flat is; only the add-on knows that the simulated
+    mesh is the one the Armature modifier receives, so thickness must come
+    from above it: a Solidify modifier below the Armature modifier does not count.
+    """
+    if "flat" not in str(exc):
+        return exc
+    return MeshError(
+        f"'{name}' is flat where its Armature modifier receives it (a plane or card); add a Solidify modifier "
+        "above the Armature modifier (move it up the stack), or simulate a closed mesh"
+    )
+
+
 def read_character(
     obj: bpy.types.Object, settings: SkinmodesSettings, scene: bpy.types.Scene, start_frame: int
 ) -> tuple[CharacterInput, RigBinding]:
     """The character at rest as core input, plus how to sample its rig.
 
-    Reads the mesh world matrix at ``start_frame`` from the current depsgraph
-    (the caller sets the frame) to fix the simulation's rest frame.
+    The rest mesh is the mesh as the Armature modifier receives it at the
+    current frame (see the module notes); the caller sets the frame to
+    ``start_frame``, which also fixes the simulation's rest frame through the
+    mesh's world matrix there.
     """
     mod = check_object(obj)
     arm = mod.object
     bones = [b.name for b in arm.data.bones if b.use_deform and obj.vertex_groups.get(b.name) is not None]
-    W = vertex_group_weights(obj, bones)
-    total = W.sum(axis=1)
-    if not (total > BLENDER_MIN_CONTRIB).any():
-        raise RigError(f"all bone weights of '{obj.name}' are zero; paint weights or parent with automatic weights")
-    if not np.isfinite(W).all():
-        raise RigError(f"'{obj.name}' has NaN bone weights; run Weights > Clean on the vertex groups")
+    s = settings
+    with armature_input(obj) as obj_in:
+        W = vertex_group_weights(obj_in, bones)
+        bad = np.flatnonzero(~np.isfinite(W).all(axis=0))
+        if len(bad):  # before the zero check: NaN sums are not above zero either
+            raise nan_weights_error(obj, bones[int(bad[0])], others=len(bad) - 1)
+        total = W.sum(axis=1)
+        if not (total > BLENDER_MIN_CONTRIB).any():
+            raise RigError(f"all bone weights of '{obj.name}' are zero; paint weights or parent with automatic weights")
+        L0 = matrix(obj_in.matrix_world)[:3, :3]
+        mesh_in = cast(bpy.types.Mesh, obj_in.data)
+        local = vertex_positions(mesh_in).astype(np.float64)
+        faces = triangles(mesh_in)
+
+        def group(name: str, role: str) -> np.ndarray | None:
+            if not name:
+                return None
+            if obj.vertex_groups.get(name) is None:
+                raise SkinmodesError(
+                    f"vertex group '{name}' not found on '{obj.name}'; pick an existing group or clear it"
+                )
+            values = vertex_group_weights(obj_in, [name])[:, 0]
+            if not np.isfinite(values).all():
+                raise nan_weights_error(obj, name, role)
+            return values
+
+        stiffness = group(s.stiffness_group, "the Stiffness Mask")
+        density = group(s.density_group, "the Density Mask")
+        leak = group(s.leak_group, "the Leak Group") if s.leak_mode == "GROUP" else None
     unbound = total <= BLENDER_MIN_CONTRIB
     root = bool(unbound.any())
     if root:
         W = np.hstack([W, unbound[:, None].astype(np.float64)])
-    depsgraph = bpy.context.evaluated_depsgraph_get()
-    L0 = matrix(obj.evaluated_get(depsgraph).matrix_world)[:3, :3]
     unit = float(scene.unit_settings.scale_length) or 1.0
     G = np.eye(4)
     G[:3, :3] = unit * L0
-    rest = rest_coordinates(obj) @ G[:3, :3].T
-    faces = triangles(obj)
-    s = settings
-
-    def group(name: str) -> np.ndarray | None:
-        if not name:
-            return None
-        if obj.vertex_groups.get(name) is None:
-            raise SkinmodesError(f"vertex group '{name}' not found on '{obj.name}'; pick an existing group or clear it")
-        return vertex_group_weights(obj, [name])[:, 0]
-
-    leak = group(s.leak_group) if s.leak_mode == "GROUP" else None
     inp = CharacterInput(
-        rest=rest,
+        rest=local @ G[:3, :3].T,
         faces=faces,
         bone_weights=W,
-        stiffness=group(s.stiffness_group),
-        density=group(s.density_group),
+        stiffness=stiffness,
+        density=density,
         leak=leak,
     )
     return inp, RigBinding(armature=arm.name, bones=tuple(bones), root=root, rest_map=G, unit=unit)

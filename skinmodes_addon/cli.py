@@ -4,7 +4,8 @@ Registered with ``bpy.utils.register_cli_command`` (Blender 4.2+).  The same
 :func:`main` runs under the ``bpy`` module (tests, the demo, pipelines) via
 ``tools/skinmodes_cli.py``, which adds ``--blend`` to open the file first.
 
-Exit codes: 0 success (a JSON summary on stdout), 1 the bake failed or the
+Exit codes: 0 success (a JSON summary on stdout, and nothing else: Blender's
+own prints go to stderr, with one progress line per stage), 1 the bake failed or the
 input is unusable (one line on stderr saying why), 2 bad command-line usage,
 128 + the signal's number when SIGINT (130) or SIGTERM (143) stopped it: the
 bake is cancelled (its temporary file removed, the .blend not saved) and one
@@ -14,20 +15,25 @@ line says so, never a traceback.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
+import os
+import re
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import bpy
 
 from . import api
 from .bake import Interrupted
-from .core.errors import SkinmodesError
+from .core.errors import CacheError, SkinmodesError
+from .core.pc2 import check_writable
 from .core.settings import PRESETS, SETTINGS
-from .session import STOP_REQUESTS
+from .session import PROGRESS_LISTENERS, STOP_REQUESTS
 
 OUTPUT_NAMES = {"pc2": "PC2", "shapekeys": "SHAPE_KEYS", "shape_keys": "SHAPE_KEYS"}
 
@@ -41,12 +47,48 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(message)
 
 
+# "1-120", "-10-20", "-20--5", "-10..20", or one frame "7".
+FRAMES = re.compile(r"^\s*(-?\d+)\s*(?:(?:\.\.|-)\s*(-?\d+)\s*)?$")
+# A value that argparse would take for an option because it starts with "-": a negative number or range.
+NEGATIVE_VALUE = re.compile(r"^-[\d.]")
+
+
 def _frames(text: str) -> tuple[int, int]:
+    match = FRAMES.match(text)
+    if match is None:
+        raise argparse.ArgumentTypeError(f"frames must look like 1-120 or -10-20, got {text!r}")
+    first = int(match[1])
+    return first, int(match[2]) if match[2] is not None else first
+
+
+BOOLEANS = {"true": True, "yes": True, "on": True, "1": True, "false": False, "no": False, "off": False, "0": False}
+
+
+def _boolean(text: str) -> bool:
+    """``--reset-at-cuts true`` (or yes/on/1, false/no/off/0)."""
     try:
-        a, b = text.split("-", 1) if "-" in text.lstrip("-") else (text, text)
-        return int(a), int(b)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"frames must look like 1-120, got {text!r}") from None
+        return BOOLEANS[text.strip().lower()]
+    except KeyError:
+        raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}") from None
+
+
+# How each kind of setting's flag value is read (anything else is text).
+PARSERS: dict[str, Callable[[str], Any]] = {"int": int, "float": float, "bool": _boolean}
+
+
+def joined_negative_values(argv: list[str]) -> list[str]:
+    """``--frames -10-20`` as ``--frames=-10-20``: argparse reads a value starting with "-" as an option."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        if token.startswith("--") and "=" not in token and i + 1 < len(argv) and NEGATIVE_VALUE.match(argv[i + 1]):
+            out.append(f"{token}={argv[i + 1]}")
+            i += 2
+        else:
+            out.append(token)
+            i += 1
+    return out
 
 
 def parser() -> argparse.ArgumentParser:
@@ -62,14 +104,14 @@ def parser() -> argparse.ArgumentParser:
     for st in SETTINGS:
         if st.name == "output":
             continue  # --output above names the formats the way the CLI always has
-        kind = {"int": int, "float": float}.get(st.kind, str)
+        kind = PARSERS.get(st.kind, str)
         choices = [c.id.lower() for c in st.choices] or None
         b.add_argument(
             st.flag,
             dest=st.name,
             type=kind,
             choices=choices,
-            help=f"{st.description} {st.range_text()}".replace("%", "%%"),
+            help=f"{st.description} {'(true or false)' if st.kind == 'bool' else st.range_text()}".replace("%", "%%"),
         )
     b.add_argument("--preset", dest="material_preset", choices=[c.lower() for c in PRESETS], help="material preset")
     c = sub.add_parser("clear", help="remove an object's bake")
@@ -79,6 +121,32 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def check_can_save(path: str) -> None:
+    """Refuse, before any work, a .blend the command could not save after it (one line).
+
+    Blender saves by writing a temporary file beside the .blend and renaming
+    it over the old one, so the folder must be writable (proved by writing a
+    probe, as for caches), and Blender also refuses a .blend that is itself
+    read-only.  Found after the bake, the new point cache would already have
+    replaced the old one that the unsaved .blend still points to.
+    """
+    if not path:
+        raise SkinmodesError("the .blend has never been saved; pass --no-save or open a saved file")
+    name, folder = os.path.basename(path), os.path.dirname(path) or "."
+    try:
+        check_writable(folder, create=False)
+    except CacheError as exc:
+        why = getattr(exc.__cause__, "strerror", None) or "not writable"
+        raise SkinmodesError(
+            f"cannot save {name}: its folder {folder} is not writable ({why}); pass --no-save, "
+            "or open a copy in a writable folder"
+        ) from exc
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        raise SkinmodesError(
+            f"cannot save {name}: the file is read-only; pass --no-save, or make it writable (or open a copy)"
+        )
+
+
 def run(args: argparse.Namespace) -> dict[str, object]:
     if args.blend:
         bpy.ops.wm.open_mainfile(filepath=args.blend)
@@ -86,6 +154,8 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     if obj is None:
         names = ", ".join(o.name for o in bpy.data.objects if o.type == "MESH") or "none"
         raise SkinmodesError(f"no object named '{args.object}' (meshes in this file: {names})")
+    if not args.no_save:
+        check_can_save(bpy.data.filepath)
     if args.command == "clear":
         api.clear_bake(obj)
         summary: dict[str, object] = {"object": obj.name, "cleared": True}
@@ -94,11 +164,42 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         api.configure(obj, **{k: v for k, v in overrides.items() if v is not None})
         summary = api.bake(obj, frames=args.frames, output=OUTPUT_NAMES[args.output])
     if not args.no_save:
-        if not bpy.data.filepath:
-            raise SkinmodesError("the .blend has never been saved; pass --no-save or open a saved file")
         bpy.ops.wm.save_mainfile()
         summary["saved"] = bpy.data.filepath
     return summary
+
+
+def _flush_c_stdio() -> None:
+    """Flush the C library's stdout buffer (Blender prints through it): before fd 1 changes hands."""
+    try:
+        libc = ctypes.CDLL(None) if os.name == "posix" else ctypes.cdll.msvcrt
+        libc.fflush(None)
+    except (OSError, AttributeError):
+        pass  # no C runtime to reach: Python's own flush below still happens
+
+
+@contextmanager
+def stdout_to_stderr() -> Iterator[None]:
+    """While inside, whatever anyone writes to fd 1 (Blender's "Read blend:", "Info: Saved", add-on
+    prints) goes to fd 2, so the command's stdout holds its JSON summary alone."""
+    sys.stdout.flush()
+    _flush_c_stdio()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        try:
+            yield
+        finally:
+            sys.stdout.flush()
+            _flush_c_stdio()
+            os.dup2(saved, 1)
+    finally:
+        os.close(saved)
+
+
+def _print_progress(stage: str, fraction: float) -> None:
+    """One line per stage on stderr, so a long Compute Modes (minutes at 200k vertices) is never silent."""
+    print(f"skinmodes: {stage} ({100 * fraction:.0f}%)", file=sys.stderr, flush=True)
 
 
 @contextmanager
@@ -134,13 +235,14 @@ def _signals_interrupt() -> Iterator[None]:
 
 def main(argv: list[str]) -> int:
     try:
-        args = parser().parse_args(argv)
+        args = parser().parse_args(joined_negative_values(argv))
     except _UsageError as exc:
         print(f"skinmodes: usage error: {exc}", file=sys.stderr)
         return 2
     STOP_REQUESTS.clear()
+    PROGRESS_LISTENERS.append(_print_progress)
     try:
-        with _signals_interrupt():
+        with _signals_interrupt(), stdout_to_stderr():
             summary = run(args)
     except (KeyboardInterrupt, SkinmodesError) as exc:
         if isinstance(exc, SkinmodesError) and not STOP_REQUESTS:
@@ -156,6 +258,8 @@ def main(argv: list[str]) -> int:
     except Exception as exc:
         print(f"skinmodes: error: unexpected {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
+    finally:
+        PROGRESS_LISTENERS.remove(_print_progress)
     finally_stops = list(STOP_REQUESTS)
     STOP_REQUESTS.clear()
     if finally_stops:

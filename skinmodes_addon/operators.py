@@ -16,7 +16,7 @@ import numpy as np
 
 from . import preview
 from .bake import BakeJob, clear_bake
-from .character import armature_modifier
+from .character import armature_modifier, renumbering_modifiers
 from .core.embedding import interpolate
 from .core.errors import SkinmodesError
 from .props import active_mesh, scene_of, settings
@@ -322,7 +322,15 @@ class SKINMODES_OT_clear_bake(bpy.types.Operator):
 
 
 def _session(context: bpy.types.Context, op: bpy.types.Operator):
+    """The active object's session, for an operator that writes one value per vertex of its mesh."""
     obj = active_mesh(context)
+    renumbering = renumbering_modifiers(obj)
+    if renumbering:  # refused before any work: the values would land on the wrong vertices
+        names = ", ".join(f"'{m.name}'" for m in renumbering)
+        raise SkinmodesError(
+            f"{op.bl_label} writes one value per vertex of '{obj.name}', but the modifiers above its Armature "
+            f"modifier ({names}) give the simulation other vertices; disable them in the viewport to use it"
+        )
     session = current_session(obj, scene_of(context))
     if session is None:
         session = build_session(obj, scene_of(context), log=lambda m: op.report({"INFO"}, m))

@@ -2,10 +2,15 @@
 
 The preview never touches the rest mesh.  The secondary offsets of the
 current frame are written to a point attribute (``skinmodes_offset``), and a
-small Geometry Nodes modifier at the end of the stack adds them to the
-deformed positions.  Any frame, reached forwards, backwards or by jumping,
-shows the state the bake would write for it: both ask the session's
-FrameSimulation, which simulates forward from the nearest cached state.
+small Geometry Nodes modifier right after the Armature modifier adds them to
+the deformed positions, so the modifiers after it (Subdivision, Solidify...)
+act on the jiggled mesh, as on a bake's.  When modifiers above the Armature
+modifier give it other vertices than the mesh's own (a Mirror), the offsets
+are held by a small mesh outside the scene instead, sampled by vertex index.
+
+Any frame, reached forwards, backwards or by jumping, shows the state the
+bake would write for it: both ask the session's FrameSimulation, which
+simulates forward from the nearest cached state.
 
 The offsets are written before the frame is evaluated (frame_change_pre),
 so they cost no second evaluation of the object; after it (frame_change_post)
@@ -31,6 +36,7 @@ import bpy
 import numpy as np
 from bpy.app.handlers import persistent
 
+from .character import place_after_armature, renumbering_modifiers
 from .core.errors import SkinmodesError
 from .props import SkinmodesSettings, scene_of, settings
 from .session import (
@@ -60,43 +66,95 @@ _RESAMPLING: set[int] = set()
 RESAMPLE_BUDGET = 0.05
 
 
+# The node group's object input: the holder of the offsets when the Armature modifier deforms
+# other vertices than the mesh's own (a Mirror above it), see :func:`write_offsets`.
+HOLDER_SOCKET = "Offsets"
+HOLDER_PREFIX = "Skinmodes Offsets "
+
+
 def offset_node_group() -> bpy.types.GeometryNodeTree:
-    """The shared node group: Set Position with Offset = the named offset attribute."""
+    """The shared node group: Set Position with Offset = the offset attribute, read from the mesh
+    itself or, by vertex index, from the holder object (whichever there is; the other adds 0)."""
     ng = bpy.data.node_groups.get(NODE_GROUP)
-    if ng is not None and ng.bl_idname == "GeometryNodeTree":
+    if ng is not None and ng.bl_idname == "GeometryNodeTree" and _holder_socket(ng) is not None:
         return ng
-    ng = cast(bpy.types.GeometryNodeTree, bpy.data.node_groups.new(NODE_GROUP, "GeometryNodeTree"))  # type: ignore[arg-type]
+    if ng is None or ng.bl_idname != "GeometryNodeTree":
+        ng = cast(bpy.types.GeometryNodeTree, bpy.data.node_groups.new(NODE_GROUP, "GeometryNodeTree"))  # type: ignore[arg-type]
+    else:  # made by an earlier version, without the holder input: rebuilt in place, its users keep it
+        ng.nodes.clear()
+        ng.interface.clear()
     ng.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
+    ng.interface.new_socket(HOLDER_SOCKET, in_out="INPUT", socket_type="NodeSocketObject")
     ng.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
-    gin = ng.nodes.new("NodeGroupInput")
+    # Any: the stubs' node socket types are too narrow.
+    gin: Any = ng.nodes.new("NodeGroupInput")
     gout = ng.nodes.new("NodeGroupOutput")
     setpos = ng.nodes.new("GeometryNodeSetPosition")
-    attr: Any = ng.nodes.new("GeometryNodeInputNamedAttribute")  # the stubs' node socket types are too narrow
-    attr.data_type = "FLOAT_VECTOR"
-    attr.inputs["Name"].default_value = OFFSET_ATTRIBUTE
-    gin.location, attr.location, setpos.location, gout.location = (-400, 0), (-400, -150), (-150, 0), (100, 0)
+    own: Any = ng.nodes.new("GeometryNodeInputNamedAttribute")
+    held: Any = ng.nodes.new("GeometryNodeInputNamedAttribute")
+    for attr in (own, held):
+        attr.data_type = "FLOAT_VECTOR"
+        attr.inputs["Name"].default_value = OFFSET_ATTRIBUTE
+    info: Any = ng.nodes.new("GeometryNodeObjectInfo")
+    info.transform_space = "ORIGINAL"  # the holder's values as written, whatever its transform
+    sample: Any = ng.nodes.new("GeometryNodeSampleIndex")
+    sample.data_type, sample.domain = "FLOAT_VECTOR", "POINT"
+    index = ng.nodes.new("GeometryNodeInputIndex")
+    add: Any = ng.nodes.new("ShaderNodeVectorMath")
+    add.operation = "ADD"
+    for node, x, y in (
+        (gin, -700, 0),
+        (own, -400, -150),
+        (held, -700, -300),
+        (info, -700, -150),
+        (index, -700, -450),
+        (sample, -450, -300),
+        (add, -250, -150),
+        (setpos, -50, 0),
+        (gout, 150, 0),
+    ):
+        node.location = (x, y)
     ng.links.new(gin.outputs[0], setpos.inputs["Geometry"])
-    ng.links.new(attr.outputs["Attribute"], setpos.inputs["Offset"])
+    ng.links.new(gin.outputs[HOLDER_SOCKET], info.inputs["Object"])
+    ng.links.new(info.outputs["Geometry"], sample.inputs["Geometry"])
+    ng.links.new(held.outputs["Attribute"], sample.inputs["Value"])
+    ng.links.new(index.outputs["Index"], sample.inputs["Index"])
+    ng.links.new(own.outputs["Attribute"], add.inputs[0])
+    ng.links.new(sample.outputs[0], add.inputs[1])
+    ng.links.new(add.outputs[0], setpos.inputs["Offset"])
     ng.links.new(setpos.outputs[0], gout.inputs[0])
     return ng
 
 
+def _holder_socket(ng: bpy.types.NodeTree) -> str | None:
+    """The identifier of the node group's holder input (what the modifier stores it under), or None."""
+    for item in ng.interface.items_tree:
+        if getattr(item, "in_out", "") == "INPUT" and item.name == HOLDER_SOCKET:
+            return cast(str, getattr(item, "identifier"))  # noqa: B009 - a socket, not a panel
+    return None
+
+
 def attach(obj: bpy.types.Object) -> None:
-    mesh = obj.data
-    if mesh.attributes.get(OFFSET_ATTRIBUTE) is None:
-        mesh.attributes.new(OFFSET_ATTRIBUTE, "FLOAT_VECTOR", "POINT")
+    """Add the preview modifier right after the Armature modifier, showing no offset yet.
+
+    There it adds the offsets to the mesh the simulation deforms (the
+    Armature modifier's output); the modifiers after it act on the result.
+    """
     mod = obj.modifiers.get(PREVIEW_MODIFIER)
     if mod is None:
         mod = cast(bpy.types.NodesModifier, obj.modifiers.new(PREVIEW_MODIFIER, "NODES"))
         mod.node_group = offset_node_group()
-        if hasattr(mod, "use_pin_to_last"):
-            mod.use_pin_to_last = True
         mod.show_expanded = False
+    place_after_armature(obj, mod)
+    mesh = obj.data
+    if mesh.attributes.get(OFFSET_ATTRIBUTE) is None:
+        mesh.attributes.new(OFFSET_ATTRIBUTE, "FLOAT_VECTOR", "POINT")
 
 
 def detach(obj: bpy.types.Object) -> None:
     mod = obj.modifiers.get(PREVIEW_MODIFIER)
     if mod is not None:
+        _set_holder(obj, mod, None)
         obj.modifiers.remove(mod)
     attr = obj.data.attributes.get(OFFSET_ATTRIBUTE)
     if attr is not None:
@@ -106,12 +164,89 @@ def detach(obj: bpy.types.Object) -> None:
         bpy.data.node_groups.remove(ng)
 
 
-def write_offsets(obj: bpy.types.Object, offsets: np.ndarray) -> None:
-    attr = obj.data.attributes.get(OFFSET_ATTRIBUTE)
-    if attr is None:
+def _set_holder(obj: bpy.types.Object, mod: bpy.types.Modifier, holder: bpy.types.Object | None) -> None:
+    """Make ``holder`` the preview modifier's holder; a previous holder no one else uses is deleted."""
+    ng = cast(bpy.types.NodesModifier, mod).node_group
+    key = _holder_socket(ng) if ng is not None else None
+    if key is None:
         return
-    attr.data.foreach_set("vector", np.ascontiguousarray(offsets, dtype=np.float32).ravel())
-    obj.data.update()
+    old = cast(Any, mod).get(key)  # an ID property: the stubs do not know Blender's get()
+    if old is holder:
+        return
+    mod[key] = holder
+    nodes = cast(bpy.types.NodesModifier, mod)
+    nodes.node_group = nodes.node_group  # an ID property set by hand tags no update: re-link the depsgraph
+    if isinstance(old, bpy.types.Object) and old.name.startswith(HOLDER_PREFIX) and old.users == 0:
+        mesh = old.data
+        bpy.data.objects.remove(old)
+        if isinstance(mesh, bpy.types.Mesh) and mesh.users == 0:
+            bpy.data.meshes.remove(mesh)
+
+
+def _holder(obj: bpy.types.Object, mod: bpy.types.Modifier, count: int) -> bpy.types.Mesh | None:
+    """The mesh holding ``count`` offsets for the preview of ``obj``: made (outside every scene) when needed.
+
+    Needed when the Armature modifier deforms other vertices than the mesh's
+    own: modifiers above it (a Mirror) made them, so no attribute of the mesh
+    can hold one offset each; the node group samples the holder by index.
+    A holder another object also uses (a duplicate's) is never written.
+    """
+    ng = cast(bpy.types.NodesModifier, mod).node_group
+    key = _holder_socket(ng) if ng is not None else None
+    if key is None:
+        return None
+    holder = cast(Any, mod).get(key)
+    if (
+        not isinstance(holder, bpy.types.Object)
+        or holder.type != "MESH"
+        or holder.users > 1
+        or len(holder.data.vertices) != count
+    ):
+        mesh = bpy.data.meshes.new(HOLDER_PREFIX + obj.name)
+        mesh.vertices.add(count)
+        mesh.attributes.new(OFFSET_ATTRIBUTE, "FLOAT_VECTOR", "POINT")
+        holder = bpy.data.objects.new(HOLDER_PREFIX + obj.name, mesh)
+        _set_holder(obj, mod, holder)
+    return cast(bpy.types.Mesh, holder.data)
+
+
+def write_offsets(obj: bpy.types.Object, offsets: np.ndarray) -> None:
+    """Show ``offsets`` (k, 3), one per vertex the Armature modifier deforms (nothing without the preview modifier).
+
+    Written to the mesh's own attribute when those are the mesh's own vertices
+    (see ``character.renumbering_modifiers``), else to the holder (:func:`_holder`); the other place is emptied, so
+    exactly one adds to the positions.
+    """
+    mod = obj.modifiers.get(PREVIEW_MODIFIER)
+    if mod is None:
+        return
+    mesh = cast(bpy.types.Mesh, obj.data)
+    data = np.ascontiguousarray(offsets, dtype=np.float32).ravel()
+    own = mesh.attributes.get(OFFSET_ATTRIBUTE)
+    if len(offsets) == len(mesh.vertices) and not renumbering_modifiers(obj):
+        _set_holder(obj, mod, None)
+        if own is None:
+            own = mesh.attributes.new(OFFSET_ATTRIBUTE, "FLOAT_VECTOR", "POINT")
+        own.data.foreach_set("vector", data)
+        mesh.update()
+        return
+    if own is not None:
+        mesh.attributes.remove(own)
+        mesh.update()
+    holder = _holder(obj, mod, len(offsets))
+    if holder is not None:
+        holder.attributes[OFFSET_ATTRIBUTE].data.foreach_set("vector", data)
+        holder.update()
+
+
+def clear_offsets(obj: bpy.types.Object) -> None:
+    """Show the rig alone: zero offsets wherever they are held."""
+    mod = obj.modifiers.get(PREVIEW_MODIFIER)
+    ng = cast(bpy.types.NodesModifier, mod).node_group if mod is not None else None
+    key = _holder_socket(ng) if ng is not None else None
+    holder = cast(Any, mod).get(key) if mod is not None and key is not None else None
+    count = len(holder.data.vertices) if isinstance(holder, bpy.types.Object) and holder.type == "MESH" else 0
+    write_offsets(obj, np.zeros((count or len(cast(bpy.types.Mesh, obj.data).vertices), 3)))
 
 
 def _preview_objects(scene: bpy.types.Scene) -> list[bpy.types.Object]:
@@ -151,7 +286,7 @@ def refresh(obj: bpy.types.Object, scene: bpy.types.Scene, depsgraph: bpy.types.
         if _interactive():
             # Never block the UI: the modes are computed in the background (Compute Modes'
             # modal job); the rig-only mesh shows until it finishes and refreshes the preview.
-            write_offsets(obj, np.zeros((len(cast(bpy.types.Mesh, obj.data).vertices), 3)))
+            clear_offsets(obj)
             request_modes(obj)
             return
         job = running_job(obj)
@@ -171,7 +306,7 @@ def refresh(obj: bpy.types.Object, scene: bpy.types.Scene, depsgraph: bpy.types.
             if bpy.app.background:
                 sample_range(session, scene, missing)
             else:
-                write_offsets(obj, np.zeros((len(session.character.rest), 3)))
+                clear_offsets(obj)
                 _schedule_resample(obj)
                 return
     write_offsets(obj, session.offsets_local(f))
@@ -303,7 +438,7 @@ def on_frame_change(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph | Non
             refresh(obj, scene, depsgraph)
         except SkinmodesError as exc:
             ERRORS[obj.session_uid] = str(exc)
-            write_offsets(obj, np.zeros((len(cast(bpy.types.Mesh, obj.data).vertices), 3)))
+            clear_offsets(obj)
 
 
 @persistent

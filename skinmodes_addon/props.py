@@ -11,8 +11,18 @@ from .core.errors import SkinmodesError
 from .core.settings import BY_NAME, PRESETS, SETTINGS, Setting
 
 OVERRIDE = {"LIBRARY_OVERRIDABLE"}
+# The operators' status: not a setting, so neither shown as a field nor animatable.
+STATUS = {"HIDDEN"}
 # Blender 4.5+ asks path properties to declare that they accept "//" paths.
 PATH_OPTIONS = {"PATH_SUPPORTS_BLEND_RELATIVE"} if bpy.app.version >= (4, 5, 0) else set()
+
+
+def status(kind: Any, name: str, description: str = "", **kw: Any) -> Any:
+    """A status property the operators write: hidden, not animatable, overridable (kept by library overrides)."""
+    options = set(STATUS)
+    if kw.get("subtype") == "FILE_PATH":
+        options |= PATH_OPTIONS
+    return kind(name=name, description=description, options=options, override=OVERRIDE, **kw)
 
 
 def _apply_preset(self: SkinmodesSettings, _context: bpy.types.Context) -> None:
@@ -103,32 +113,27 @@ class SkinmodesSettings(bpy.types.PropertyGroup):
     )  # type: ignore[valid-type]
 
     # Status, written by the operators ------------------------------------
-    stat_tets: IntProperty(name="Tets", default=0)  # type: ignore[valid-type]
-    stat_vertices: IntProperty(name="Simulation Vertices", default=0)  # type: ignore[valid-type]
-    stat_modes: IntProperty(name="Modes", default=0)  # type: ignore[valid-type]
-    stat_clusters: IntProperty(name="Clusters", default=0)  # type: ignore[valid-type]
-    stat_seconds: FloatProperty(name="Seconds", default=0.0)  # type: ignore[valid-type]
-    stat_mesher: StringProperty(name="Mesher")  # type: ignore[valid-type]
-    stat_notes: StringProperty(name="Mesher Notes", description="What meshing did to which part, one per line")  # type: ignore[valid-type]
-    stat_size: FloatProperty(name="Character Size", description="Twice the largest distance from the centre, m")  # type: ignore[valid-type]
-    stat_physical_hz: FloatProperty(
-        name="Physical Wobble", description="Slowest frequency with the physical material, Hz"
-    )  # type: ignore[valid-type]
-    modes_key: StringProperty(name="Modes Key", description="Hash of the inputs the modes were computed for")  # type: ignore[valid-type]
-    bake_kind: StringProperty(name="Baked Output")  # type: ignore[valid-type]
-    bake_file: StringProperty(name="Baked File", subtype="FILE_PATH", options=PATH_OPTIONS)  # type: ignore[valid-type]
-    bake_start: IntProperty(name="Baked Start")  # type: ignore[valid-type]
-    bake_end: IntProperty(name="Baked End")  # type: ignore[valid-type]
-    bake_key: StringProperty(name="Bake Key", description="Hash of the inputs the bake was made from")  # type: ignore[valid-type]
-    bake_action: StringProperty(name="Bake Action", description="Shape-key action created by the bake")  # type: ignore[valid-type]
-    bake_warning: StringProperty(name="Bake Warning", description="The simulation guard's first warning, if any")  # type: ignore[valid-type]
+    # Hidden (never shown as fields, never keyed: the panel shows them as text) and overridable, so a
+    # library override keeps its bake through save and reopen, and Clear Bake works on it there.
+    stat_tets: status(IntProperty, "Tets")  # type: ignore[valid-type]
+    stat_vertices: status(IntProperty, "Simulation Vertices")  # type: ignore[valid-type]
+    stat_modes: status(IntProperty, "Modes")  # type: ignore[valid-type]
+    stat_clusters: status(IntProperty, "Clusters")  # type: ignore[valid-type]
+    stat_seconds: status(FloatProperty, "Seconds")  # type: ignore[valid-type]
+    stat_mesher: status(StringProperty, "Mesher")  # type: ignore[valid-type]
+    stat_notes: status(StringProperty, "Mesher Notes", "What meshing did to which part, one per line")  # type: ignore[valid-type]
+    stat_size: status(FloatProperty, "Character Size", "Twice the largest distance from the centre, m")  # type: ignore[valid-type]
+    stat_physical_hz: status(FloatProperty, "Physical Wobble", "Slowest frequency with the physical material, Hz")  # type: ignore[valid-type]
+    modes_key: status(StringProperty, "Modes Key", "Hash of the inputs the modes were computed for")  # type: ignore[valid-type]
+    bake_kind: status(StringProperty, "Baked Output")  # type: ignore[valid-type]
+    bake_file: status(StringProperty, "Baked File", subtype="FILE_PATH")  # type: ignore[valid-type]
+    bake_start: status(IntProperty, "Baked Start")  # type: ignore[valid-type]
+    bake_end: status(IntProperty, "Baked End")  # type: ignore[valid-type]
+    bake_key: status(StringProperty, "Bake Key", "Hash of the inputs the bake was made from")  # type: ignore[valid-type]
+    bake_action: status(StringProperty, "Bake Action", "Shape-key action created by the bake")  # type: ignore[valid-type]
+    bake_warning: status(StringProperty, "Bake Warning", "The simulation guard's first warning, if any")  # type: ignore[valid-type]
     # What Clear Bake may delete: only files skinmodes wrote for this object (see bake.clear_bake).
-    bake_files: StringProperty(
-        name="Baked Files",
-        description="Files skinmodes wrote for this object, one per line",
-        options={"HIDDEN"},
-        override=OVERRIDE,
-    )  # type: ignore[valid-type]
+    bake_files: status(StringProperty, "Baked Files", "Files skinmodes wrote for this object, one per line")  # type: ignore[valid-type]
 
     def frame_range(self, scene: bpy.types.Scene) -> tuple[int, int]:
         if self.use_scene_range:

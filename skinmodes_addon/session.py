@@ -24,8 +24,18 @@ from typing import cast
 import bpy
 import numpy as np
 
-from .character import RigBinding, check_object, fcurves_of, read_character, sample_rig, vertex_positions
-from .core.errors import CacheError, SkinmodesError
+from .character import (
+    RigBinding,
+    check_object,
+    check_stable_topology,
+    fcurves_of,
+    flat_mesh_error,
+    read_character,
+    sample_rig,
+    stack_signature,
+    vertex_positions,
+)
+from .core.errors import CacheError, MeshError, SkinmodesError, SubspaceError
 from .core.pc2 import check_writable
 from .core.pipeline import (
     Cancelled,
@@ -173,15 +183,17 @@ def cache_folder(s: SkinmodesSettings) -> Path:
 
 @dataclass(frozen=True, eq=False)  # compared with matches(), never with == (it holds an array)
 class Geometry:
-    """The rest mesh as the session saw it: float32 positions (k, 3) and the face count."""
+    """The rest mesh as the session saw it: float32 positions (k, 3), the face count, and the settings
+    of the modifiers above the Armature modifier (they shape the simulated mesh, see character.py)."""
 
     positions: np.ndarray
     faces: int
+    stack: tuple[object, ...] = ()
 
     @classmethod
     def of(cls, obj: bpy.types.Object) -> Geometry:
         mesh = cast(bpy.types.Mesh, obj.data)
-        return cls(vertex_positions(mesh), len(mesh.polygons))
+        return cls(vertex_positions(mesh), len(mesh.polygons), stack_signature(obj))
 
     def matches(self, obj: bpy.types.Object) -> bool:
         """Same mesh?  Checked on every previewed frame: one copy and one compare (~20 us at 10k vertices)."""
@@ -190,6 +202,7 @@ class Geometry:
             len(mesh.polygons) == self.faces
             and len(mesh.vertices) == len(self.positions)
             and np.array_equal(vertex_positions(mesh), self.positions)
+            and stack_signature(obj) == self.stack
         )
 
 
@@ -280,7 +293,13 @@ class Session:
         if self.simulation is None:
             obj = bpy.data.objects[self.object_name]
             self.simulation = FrameSimulation(
-                self.prepared, self.solver, self.start, self.end, self._rig_at, controls=controls_of(obj)
+                self.prepared,
+                self.solver,
+                self.start,
+                self.end,
+                self._rig_at,
+                controls=controls_of(obj),
+                bone_names=self.binding.bones,
             )
         return self.simulation
 
@@ -362,6 +381,8 @@ def read_request(
     with busy():
         try:
             with outputs_muted(obj):
+                # Refused up front, before any heavy work; ends on the start frame, the rest frame.
+                check_stable_topology(obj, scene, (end, (start + end) // 2, start))
                 scene.frame_set(start)
                 inp, binding = read_character(obj, s, scene, start)
         finally:
@@ -405,17 +426,29 @@ def prepare(
         if progress is not None and name != "done":
             progress(name, share * fraction)
 
-    prepared = prepare_character(
-        request.character,
-        request.subspace,
-        request.material,
-        cache_dir=request.cache,
-        progress=stage,
-        cancelled=cancelled,
-    )
+    try:
+        prepared = prepare_character(
+            request.character,
+            request.subspace,
+            request.material,
+            cache_dir=request.cache,
+            progress=stage,
+            cancelled=cancelled,
+        )
+    except MeshError as exc:
+        said = flat_mesh_error(request.object_name, exc)
+        if said is exc:
+            raise
+        raise said from exc
     if progress is not None:
         progress("slowest frequency", share)
-    prepared.slowest_frequency(uses_arap(request.solver, prepared))
+    try:
+        prepared.slowest_frequency(uses_arap(request.solver, prepared))
+    except np.linalg.LinAlgError as exc:  # the reduced mass matrix is singular: modes that repeat each other
+        raise SubspaceError(
+            f"the {request.subspace.modes} modes of '{request.object_name}' are not independent on a mesh of "
+            f"{prepared.mesh.t} tets ({exc}); lower the number of modes or raise the tet resolution"
+        ) from exc
     if progress is not None:
         progress("done", 1.0)
     return prepared
@@ -480,6 +513,16 @@ def install_session(
 STOP_REQUESTS: list[int] = []
 
 
+# Listeners told (stage, fraction done) as a build in the calling thread goes: the CLI prints them,
+# so a long Compute Modes is never silent (the modal one shows its own progress).
+PROGRESS_LISTENERS: list[Callable[[str, float], None]] = []
+
+
+def report_progress(stage: str, fraction: float) -> None:
+    for listener in list(PROGRESS_LISTENERS):
+        listener(stage, fraction)
+
+
 def build_session(
     obj: bpy.types.Object,
     scene: bpy.types.Scene,
@@ -491,8 +534,10 @@ def build_session(
     The modal Compute Modes and the first Live Preview run the same three
     steps with :func:`prepare` on a worker thread (:class:`ModesJob`).
     """
+    report_progress("reading the character", 0.0)
     request = read_request(obj, scene, frames)
-    return install_session(obj, request, prepare(request, cancelled=lambda: bool(STOP_REQUESTS)), log)
+    prepared = prepare(request, progress=report_progress, cancelled=lambda: bool(STOP_REQUESTS))
+    return install_session(obj, request, prepared, log)
 
 
 class ModesJob:

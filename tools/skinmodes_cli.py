@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import shutil
 import sys
 
 
@@ -24,7 +25,16 @@ def main(argv: list[str]) -> int:
     import bpy
 
     if zip_path:
-        bpy.ops.extensions.package_install_files(filepath=zip_path, repo="user_default", enable_on_install=True)
+        # Blender reports the install on stdout; the command's stdout is its JSON summary alone.
+        saved = os.dup(1)
+        try:
+            sys.stdout.flush()
+            os.dup2(2, 1)
+            bpy.ops.extensions.package_install_files(filepath=zip_path, repo="user_default", enable_on_install=True)
+            sys.stdout.flush()
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
     name = next((m for m in bpy.context.preferences.addons.keys() if m.endswith(".skinmodes")), None)
     if name is None:
         print(
@@ -41,6 +51,10 @@ if __name__ == "__main__":
     code = main(sys.argv[1:])
     sys.stdout.flush()
     sys.stderr.flush()
+    import bpy  # already imported by main(): only its temp folder is needed here
+
+    # os._exit skips Blender's own clean-up, which would remove its session temp folder.
+    shutil.rmtree(bpy.app.tempdir, ignore_errors=True)
     # The bpy 4.2 module can crash while the interpreter tears it down after an
     # extension was installed (seen here: SIGSEGV after a clean run).  The work
     # is done and flushed, so leave without teardown and keep the exit code.

@@ -6,9 +6,25 @@ imported, not copied; :func:`shot` adds a saved .blend with its caches next
 to it.
 """
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 from tests.addon.conftest import addon, bpy_scene, creature, dev_zip, fresh_scene  # noqa: F401
+from tests.safety import faults
+
+# What Blender does for ``blender -b FILE --command skinmodes ...``: the extension, installed in the
+# profile, is enabled at start-up; then its command runs.  (tools/skinmodes_cli.py --install prints
+# the install's own status line on stdout first.)
+COMMAND = """
+import importlib, os, sys, bpy
+bpy.ops.preferences.addon_enable(module="bl_ext.user_default.skinmodes")
+code = importlib.import_module("bl_ext.user_default.skinmodes.cli").main(sys.argv[1:])
+sys.stdout.flush(); sys.stderr.flush()
+os._exit(code)  # as tools/skinmodes_cli.py leaves (the bpy 4.2 module can crash in its teardown)
+"""
 
 
 @pytest.fixture
@@ -22,3 +38,23 @@ def shot(creature, tmp_path):  # noqa: F811 - the imported fixture, requested by
     folder.mkdir()
     bpy.ops.wm.save_as_mainfile(filepath=str(folder / "shot.blend"))
     return obj, arm, scene, folder
+
+
+@pytest.fixture
+def installed(dev_zip, shot, tmp_path):  # noqa: F811 - the imported fixture, requested by name
+    """The saved shot (its object's name and folder), the extension installed into ``tmp_path/profile``."""
+    obj, _arm, _scene, folder = shot
+    proc = faults.start_cli(
+        dev_zip, tmp_path / "profile", "clear", "--blend", str(folder / "shot.blend"), "--object", obj.name
+    )
+    _out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+    return obj.name, folder
+
+
+def run_command(tmp_path, *args, env=None, tool=False):
+    """The command in its own process, with the profile :func:`installed` made (``tool``: through
+    tools/skinmodes_cli.py instead, which takes ``--install``)."""
+    full = dict(os.environ, BLENDER_USER_RESOURCES=str(tmp_path / "profile"), OPENBLAS_NUM_THREADS="1", **(env or {}))
+    entry = [str(faults.ROOT / "tools" / "skinmodes_cli.py")] if tool else ["-c", COMMAND]
+    return subprocess.run([sys.executable, *entry, *args], capture_output=True, text=True, env=full, timeout=600)

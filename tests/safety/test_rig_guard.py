@@ -1,0 +1,125 @@
+"""Issue 12, item 9: the rig's discontinuities are reported with their frame, and can reset the simulation.
+
+Before: a 100 m jump of the root bone smeared the flesh 90-104 m on a 2.3 m
+creature with exit 0 and no warning; shape keys after a 180-degree flip sat
+541 km from the basis; an armature scaled to 0 gave a raw ``LinAlgError``.
+Each case is made in the creature's own animation (constant keys at frame
+12) and baked as a user would: the Python API and the command line.
+Bounds are shares of the creature's size (about 2.3 m).
+"""
+
+import json
+import math
+
+import numpy as np
+
+from tests.safety import faults
+from tests.safety.conftest import run_command
+
+CUT = 12
+
+
+def constant_keys(target, path, before, after):
+    """``path`` holds ``before`` up to frame CUT-1 and ``after`` from CUT on: a cut, not a motion."""
+    setattr(target, path, before)
+    target.keyframe_insert(path, frame=CUT - 1)
+    setattr(target, path, after)
+    target.keyframe_insert(path, frame=CUT)
+    action = target.id_data.animation_data.action
+    from bl_ext.user_default.skinmodes.character import fcurves_of
+
+    for fc in fcurves_of(action):
+        for kp in fc.keyframe_points:
+            if kp.co[0] in (CUT - 1, CUT) and fc.data_path.endswith(path):
+                kp.interpolation = "CONSTANT"
+
+
+def jump_root_bone(arm, metres=100.0):
+    constant_keys(arm.pose.bones["body"], "location", (0.0, 0.0, 0.0), (0.0, metres, 0.0))
+
+
+def flip_armature(arm):
+    arm.rotation_mode = "XYZ"
+    constant_keys(arm, "rotation_euler", (0.0, 0.0, 0.0), (0.0, 0.0, math.pi))
+
+
+def test_a_100m_jump_is_reported_with_its_frame_and_reset_at_cuts_holds_the_flesh(addon, shot):
+    obj, arm, scene, _folder = shot
+    jump_root_bone(arm)
+    scene.frame_set(1)
+    summary = addon.api.bake(obj, output="PC2")
+    (warning,) = [w for w in summary["warnings"] if "the rig jumps" in w]
+    assert warning.startswith(f"frame {CUT}: the rig jumps by") and "turn on Reset at Cuts" in warning
+    assert "\n" not in warning
+    # The advice: Reset at Cuts restarts at rest on the new pose; the message changes and the flesh holds.
+    obj.skinmodes.reset_at_cuts = True
+    summary = addon.api.bake(obj, output="PC2")
+    warning = next(w for w in summary["warnings"] if "the rig jumps" in w)
+    assert warning.startswith(f"frame {CUT}: ") and "restarts at rest there (Reset at Cuts)" in warning
+    assert summary["max_offset_percent"] < 10.0  # a jiggle, not a smear across the jump
+
+
+def test_one_cut_is_one_warning(addon, shot):
+    obj, arm, scene, _folder = shot
+    jump_root_bone(arm)
+    obj.skinmodes.reset_at_cuts = True
+    scene.frame_set(1)
+    summary = addon.api.bake(obj, output="PC2")
+    assert [w.split(":")[0] for w in summary["warnings"] if "the rig jumps" in w] == [f"frame {CUT}"]
+
+
+def test_shape_keys_after_a_flip_stay_near_the_basis_with_reset_at_cuts(addon, shot):
+    """A 180-degree turn of the whole rig in one frame: reported at its frame; with Reset at Cuts
+    every shape key stays within a tenth of the creature's size of the basis (541 km before)."""
+    obj, arm, scene, _folder = shot
+    flip_armature(arm)
+    obj.skinmodes.reset_at_cuts = True
+    scene.frame_set(1)
+    summary = addon.api.bake(obj, output="SHAPE_KEYS")
+    assert any(w.startswith(f"frame {CUT}: ") for w in summary["warnings"]), summary["warnings"]
+    keys = obj.data.shape_keys.key_blocks
+    basis = np.empty(3 * len(obj.data.vertices))
+    keys["Basis"].data.foreach_get("co", basis)
+    size = obj.skinmodes.stat_size
+    for kb in keys:
+        if kb.name.startswith("skinmodes."):
+            co = np.empty_like(basis)
+            kb.data.foreach_get("co", co)
+            assert np.abs(co - basis).max() < 0.1 * size, kb.name
+
+
+def test_a_bone_scaled_to_zero_is_reported_with_its_frame(addon, shot):
+    obj, arm, scene, _folder = shot
+    constant_keys(arm.pose.bones["tail.3"], "scale", (1.0, 1.0, 1.0), (0.0, 0.0, 0.0))
+    scene.frame_set(1)
+    summary = addon.api.bake(obj, output="PC2")
+    (warning,) = [w for w in summary["warnings"] if "scaled to zero" in w]
+    assert warning.startswith(f"frame {CUT}: ") and "\n" not in warning
+
+
+def test_an_armature_scaled_to_zero_is_one_line_from_the_command_line(addon, installed, tmp_path):
+    """Exit 1, one line naming the frame, no traceback, the .blend and its caches as they were."""
+    import bpy
+
+    from tests.addon.helpers import disk_fingerprint
+
+    name, folder = installed
+    blend = folder / "shot.blend"
+    bpy.ops.wm.open_mainfile(filepath=str(blend))
+    arm = bpy.data.objects["CreatureRig"]
+    constant_keys(arm, "scale", (1.0, 1.0, 1.0), (0.0, 0.0, 0.0))
+    bpy.ops.wm.save_mainfile()
+    before = disk_fingerprint(folder)
+    out = run_command(tmp_path, "bake", "--blend", str(blend), "--object", name)
+    assert out.returncode == 1
+    assert faults.last_line(out.stderr).startswith(f"skinmodes: error: frame {CUT}: the rig cannot be inverted")
+    assert {k: v for k, v in disk_fingerprint(folder).items() if not k.endswith(".npz")} == {
+        k: v for k, v in before.items() if not k.endswith(".npz")
+    }  # the tet and model caches may stay: the next bake of the same mesh reuses them
+    # Fixed as it says, a jump instead: the warning reaches the command's JSON summary.
+    constant_keys(arm, "scale", (1.0, 1.0, 1.0), (1.0, 1.0, 1.0))
+    jump_root_bone(arm)
+    bpy.ops.wm.save_mainfile()
+    out = run_command(tmp_path, "bake", "--blend", str(blend), "--object", name)
+    assert out.returncode == 0, out.stderr
+    assert any(w.startswith(f"frame {CUT}: the rig jumps") for w in json.loads(out.stdout)["warnings"])

@@ -222,12 +222,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "poisson_ratio",
         "Poisson Ratio",
-        "Volume preservation: 0 is ARAP (fastest), 0.45 nearly incompressible",
+        "Volume preservation: 0 is ARAP (fastest), 0.45 nearly incompressible (the most the solver keeps stable)",
         0.4,
         "material",
         "character",
         minimum=0.0,
-        maximum=0.49,
+        maximum=0.45,
     ),
     Setting(
         "stiffness_group",

@@ -34,10 +34,10 @@ def test_configure_validates_everything_before_changing_anything(addon, creature
             api.configure(obj, **bad)
         assert "\n" not in str(err.value) and "must" in str(err.value)
         assert {name: getattr(s, name) for name in api.SETTABLE} == before
-    # Slider maxima are accepted, including Blender's float32 0.49.
-    api.configure(obj, poisson_ratio=0.49, wobble_hz=100.0)
+    # Slider maxima are accepted, including Blender's float32 0.45.
+    api.configure(obj, poisson_ratio=0.45, wobble_hz=100.0)
     api.configure(obj, poisson_ratio=s.poisson_ratio)
-    assert s.poisson_ratio == pytest.approx(0.49)
+    assert s.poisson_ratio == pytest.approx(0.45)
 
 
 def test_presets_set_the_scale_free_controls_and_explicit_values_win(addon, creature):

@@ -4,7 +4,7 @@
 
 Writes into ``demo_output/``:
   creature.blend              the scene, saved with the bake (Mesh Cache modifier)
-  skinmodes_cache/Creature.pc2  the point cache (plays back in any Blender, no add-on needed)
+  skinmodes_cache/Creature-<hash>.pc2  the point cache (plays back in any Blender, no add-on needed)
   jiggle.png                  tail-tip and belly height with and without secondary motion
   summary.json                the CLI's JSON summary plus the measured figures
 
@@ -31,12 +31,20 @@ FRAMES = (1, 72)
 
 
 def main() -> int:
+    global OUT
+    if sys.argv[1:2] == ["--out"] and len(sys.argv) > 2:
+        OUT = Path(sys.argv[2]).resolve()  # the test suite runs the demo into a folder of its own
     profile = tempfile.mkdtemp(prefix="skinmodes-demo-profile-")
     os.environ["BLENDER_USER_RESOURCES"] = profile
     try:
         return _run()
     finally:
         shutil.rmtree(profile, ignore_errors=True)
+
+
+def _shown(path: Path) -> str:
+    """A path as the summary shows it: relative to the checkout when inside it."""
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
 def _run() -> int:
@@ -74,7 +82,8 @@ def _run() -> int:
     # Positions with and without secondary motion, for two vertices that show it.
     bpy.ops.wm.open_mainfile(filepath=str(blend))
     obj = bpy.data.objects["Creature"]
-    baked, _, _ = core_pc2.read_pc2(cache / "Creature.pc2")
+    pc2 = Path(bpy.path.abspath(obj.skinmodes.bake_file))  # one file per object: Creature-<hash>.pc2
+    baked, _, _ = core_pc2.read_pc2(pc2)
     rest = np.array([v.co[:] for v in obj.data.vertices])
     tip = int(np.argmin(rest[:, 1]))  # tail tip: the most -y vertex
     belly = int(np.argmin(rest[:, 2] + 10 * np.abs(rest[:, 0]) + 10 * np.abs(rest[:, 1] - 0.1)))
@@ -108,9 +117,9 @@ def _run() -> int:
     fig.savefig(OUT / "jiggle.png", dpi=120)
 
     summary = {
-        "blend": str(blend.relative_to(ROOT)),
-        "pc2": str((cache / "Creature.pc2").relative_to(ROOT)),
-        "picture": str((OUT / "jiggle.png").relative_to(ROOT)),
+        "blend": _shown(blend),
+        "pc2": _shown(pc2),
+        "picture": _shown(OUT / "jiggle.png"),
         "vertices": len(rest),
         "frames": list(FRAMES),
         "bake_seconds": round(bake_s, 2),

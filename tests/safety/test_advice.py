@@ -298,8 +298,8 @@ def test_too_many_modes_for_the_mesh_lower_the_modes(addon, shot):
 def test_implausible_motion_raise_the_wobble(addon, tmp_path):
     """A big hop on a floppy, undamped creature: the guard's warning names the fix, and it silences it.
 
-    (Its other suggestion, raising the damping ratio, does not here: at 0.3 Hz critical damping still
-    lags 50% of the size behind the rig; see the report on core/pipeline.py's hint.)
+    (The hint names the wobble first: raising the damping ratio alone does not help here, at 0.3 Hz
+    even critical damping lags 50% of the size behind the rig.)
     """
     import bpy
     from creature import build_creature
@@ -310,7 +310,7 @@ def test_implausible_motion_raise_the_wobble(addon, tmp_path):
     s.wobble_hz, s.damping_ratio = 0.3, 0.0
     bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "hop.blend"))
     warnings = bakes(addon, obj)["warnings"]
-    assert len(warnings) == 1 and "raise the damping ratio or the wobble frequency" in warnings[0]
+    assert len(warnings) == 1 and "raise the wobble frequency, then the damping ratio" in warnings[0]
     s.wobble_hz = 3.0
     assert bakes(addon, obj)["warnings"] == []
 

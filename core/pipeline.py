@@ -347,9 +347,12 @@ ControlFrames = Callable[[int], tuple[float, float]]
 # The guard speaks when the secondary motion exceeds this share of the
 # character's size (twice its largest distance from the centroid).
 OFFSET_WARNING = 0.5
-# States kept while simulating forward: one every CHECKPOINT frames (and the
-# newest), so a 100k-frame bake keeps ~4k small states instead of 100k, and
-# scrubbing back re-simulates at most CHECKPOINT - 1 frames.
+# Every simulated frame's state is kept (scrubbing back replays it at once)
+# until they take STATE_BUDGET bytes (a state is 4 x 12m floats: 6 KB at 16
+# modes, so 256 MB is ~40k frames); beyond that only one state every
+# CHECKPOINT frames (and the newest) is kept, and going back re-simulates at
+# most CHECKPOINT - 1 frames: a 100k-frame bake stays bounded.
+STATE_BUDGET = 256 * 2**20
 CHECKPOINT = 24
 # A rig whose probe points accelerate by more than this share of the
 # character's size in one frame (second difference) has a cut or a jump: at
@@ -485,7 +488,10 @@ class FrameSimulation:
         return state
 
     def _forget_between_checkpoints(self, frame: int) -> None:
-        """Drop the state of ``frame`` unless it is a checkpoint (or the start): memory stays bounded."""
+        """Over the memory budget, drop the state of ``frame`` unless it is a checkpoint (or the start)."""
+        state_bytes = 4 * self.simulator.model.weights.shape[1] * 12 * 8
+        if len(self._states) * state_bytes <= STATE_BUDGET:
+            return
         if frame > self.start and (frame - self.start) % CHECKPOINT and frame in self._states:
             del self._states[frame]
             self.iterations.pop(frame, None)

@@ -52,15 +52,24 @@ def test_prepared_character_has_what_the_solver_needs(prepared, character):
     assert prepared.leak.min() >= 0 and prepared.leak.max() <= 1
 
 
-def test_long_runs_keep_checkpoints_not_every_state(prepared):
-    """Forward simulation keeps one state every CHECKPOINT frames plus the newest; any frame is still exact."""
+def test_long_runs_keep_checkpoints_not_every_state(prepared, monkeypatch):
+    """Over the state budget, forward simulation keeps one state every CHECKPOINT frames plus the newest;
+    any frame is still exact (bit for bit)."""
+    import core.pipeline
     from core.pipeline import CHECKPOINT
 
     sim = FrameSimulation(prepared, SolverSettings(), 1, 200, swing)
+    monkeypatch.setattr(core.pipeline, "STATE_BUDGET", 0)  # as if 200 frames were 100k
     ref = {f: sim.offsets(f).copy() for f in range(1, 201)}
     assert len(sim.cached_frames) <= 200 // CHECKPOINT + 2
     for f in (150, 37, 199, 2):
         assert np.array_equal(sim.offsets(f), ref[f])
+
+
+def test_within_the_budget_every_state_is_kept_for_scrubbing(prepared):
+    sim = FrameSimulation(prepared, SolverSettings(), 1, 60, swing)
+    sim.offsets(60)
+    assert sim.cached_frames == list(range(1, 61))
 
 
 def test_any_frame_order_gives_the_same_motion(prepared):
@@ -73,7 +82,7 @@ def test_any_frame_order_gives_the_same_motion(prepared):
     assert np.abs(seq[30]).max() > 1e-4
     assert not b.offsets(0).any() and not b.offsets(31).any()
     b.invalidate_after(10)
-    assert max(b.cached_frames) <= 10 and np.array_equal(b.offsets(20), seq[20])
+    assert max(b.cached_frames) == 10 and np.array_equal(b.offsets(20), seq[20])
 
 
 def test_second_preparation_comes_from_the_cache(character, tmp_path):

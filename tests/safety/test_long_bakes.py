@@ -48,9 +48,11 @@ def test_a_2000_frame_bake_keeps_its_pace(addon, long_shot):
     assert ratio <= 1.5, ratio
 
 
-def test_a_2000_frame_bake_keeps_a_bounded_number_of_states(addon, long_shot):
+def test_a_2000_frame_bake_keeps_a_bounded_number_of_states(addon, long_shot, monkeypatch):
+    """With the state budget of a 100k-frame bake reached (set to 0 here), states thin to checkpoints."""
     import bpy
 
+    monkeypatch.setattr(addon.core.pipeline, "STATE_BUDGET", 0)
     job = addon.bake.BakeJob(bpy.context, long_shot, output="PC2").run()
     simulation = job.session.ensure_simulation()
     assert len(simulation.cached_frames) <= FRAMES // 10

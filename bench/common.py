@@ -7,7 +7,6 @@ of figures measured side by side in the same run, never absolute targets.
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import platform
@@ -24,8 +23,6 @@ import numpy as np
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
-# Where Blender puts the extension when it is installed into the "user_default" repository.
-ADDON_MODULE = "bl_ext.user_default.skinmodes"
 
 
 @dataclass
@@ -142,25 +139,14 @@ def run_peer(peer_python: str, script: str, *args: str, timeout: float = 1800.0)
 
 
 def install_addon(work: Path) -> ModuleType:
-    """Install the add-on from a freshly built package, as a user does, once per process; return its module.
+    """The add-on module, installed once per process (``build_extension.install_dev``).
 
-    The sections that import bpy run in this one process (after the others),
-    so the first installs and the later ones find it registered: a second
-    install would re-register the add-on under a section's feet.  work: a
-    folder for the package (any temporary folder; the installed copy lives in
-    the profile that BLENDER_USER_RESOURCES names, see ``__main__``).
+    The sections that import bpy run in this one process (after the others):
+    the first installs, the later ones find it registered.
     """
     tools = str(ROOT / "tools")
     if tools not in sys.path:
         sys.path.insert(0, tools)
-    import bpy
     import build_extension
 
-    if ADDON_MODULE not in bpy.context.preferences.addons:
-        zip_path = build_extension.dev_zip(work / "skinmodes-dev.zip")
-        result = bpy.ops.extensions.package_install_files(
-            filepath=str(zip_path), repo="user_default", enable_on_install=True
-        )
-        if result != {"FINISHED"} or ADDON_MODULE not in bpy.context.preferences.addons:
-            raise RuntimeError(f"the extension built at {zip_path} did not install into Blender")
-    return importlib.import_module(ADDON_MODULE)
+    return build_extension.install_dev(work)

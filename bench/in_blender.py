@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import importlib
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-from .common import ROOT, Context, Timing
+from .common import Context, Timing, install_addon
 
 FRAMES_FULL = 250
 
@@ -58,14 +57,10 @@ def run(ctx: Context) -> dict:
 
 
 def _run(ctx: Context, work: Path) -> dict:
-    sys.path.insert(0, str(ROOT / "tools"))
+    addon = install_addon(work)  # puts tools/ on sys.path too
     import bpy
-    import build_extension
     from creature import build_creature
 
-    zip_path = build_extension.dev_zip(work / "skinmodes-dev.zip")
-    bpy.ops.extensions.package_install_files(filepath=str(zip_path), repo="user_default", enable_on_install=True)
-    addon = importlib.import_module("bl_ext.user_default.skinmodes")
     api = importlib.import_module(addon.__name__ + ".api")
     character = importlib.import_module(addon.__name__ + ".character")
 

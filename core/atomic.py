@@ -18,6 +18,7 @@ process (Blender's included) for a moment.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,6 +30,7 @@ from .errors import CacheError
 # Temporary files are hidden (leading dot) and say what they are, in case a
 # crash (power loss, SIGKILL) leaves one behind; a normal failure removes it.
 TEMP_SUFFIX = ".partial"
+TEMP_TOKEN_BYTES = 6  # random bytes in a temporary name: 12 hex digits
 
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)  # O_BINARY: no newline mangling on Windows
 
@@ -40,12 +42,18 @@ def _create_temporary(path: Path) -> tuple[int, Path]:
     that exists (a race with another writer, or a planted link): try another.
     """
     for _ in range(100):
-        tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}{TEMP_SUFFIX}")
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(TEMP_TOKEN_BYTES)}{TEMP_SUFFIX}")
         try:
             return os.open(tmp, _FLAGS, 0o666), tmp
         except FileExistsError:
             continue
     raise CacheError(f"cannot create a temporary file beside {path.name}; clear stale *{TEMP_SUFFIX} files")
+
+
+def partial_pattern(path: str | os.PathLike[str]) -> re.Pattern[str]:
+    """The names :func:`_create_temporary` gives temporary files of ``path``: ``.{name}.{12 hex}.partial``."""
+    hex_digits = 2 * TEMP_TOKEN_BYTES
+    return re.compile(rf"\.{re.escape(Path(path).name)}\.[0-9a-f]{{{hex_digits}}}{re.escape(TEMP_SUFFIX)}")
 
 
 def _sync_folder(folder: Path) -> None:

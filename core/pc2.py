@@ -20,7 +20,6 @@ replaced once the new one is complete.
 from __future__ import annotations
 
 import os
-import re
 import struct
 import tempfile
 from collections.abc import Iterable
@@ -28,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .atomic import TEMP_SUFFIX, AtomicFile
+from .atomic import AtomicFile, partial_pattern
 from .errors import CacheError
 
 try:
@@ -156,11 +155,6 @@ def partial_in_use(path: Path) -> bool:
     finally:
         os.close(fd)  # closing drops the probe's own lock
     return False
-
-
-def partial_pattern(path: str | os.PathLike[str]) -> re.Pattern[str]:
-    """The names :class:`core.atomic.AtomicFile` gives temporary files of ``path``: ``.{name}.{12 hex}.partial``."""
-    return re.compile(rf"\.{re.escape(Path(path).name)}\.[0-9a-f]{{12}}{re.escape(TEMP_SUFFIX)}")
 
 
 def stale_partials(path: str | os.PathLike[str], older_than: float, legacy: Iterable[str] = ()) -> list[Path]:

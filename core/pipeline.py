@@ -426,6 +426,7 @@ class FrameSimulation:
         p_prev = p0 - (p1 - p0) / solver.substeps
         state = self.simulator.initial_state(p0, p_prev=p_prev)
         self._states: dict[int, SimState] = {first: state}
+        self._state_bytes = 4 * state.z.nbytes  # z, z_prev, q, q_prev
         self.iterations: dict[int, int] = {}
         if solver.preroll:
             state = self.state(self.start)
@@ -489,8 +490,7 @@ class FrameSimulation:
 
     def _forget_between_checkpoints(self, frame: int) -> None:
         """Over the memory budget, drop the state of ``frame`` unless it is a checkpoint (or the start)."""
-        state_bytes = 4 * self.simulator.model.weights.shape[1] * 12 * 8
-        if len(self._states) * state_bytes <= STATE_BUDGET:
+        if len(self._states) * self._state_bytes <= STATE_BUDGET:
             return
         if frame > self.start and (frame - self.start) % CHECKPOINT and frame in self._states:
             del self._states[frame]

@@ -383,11 +383,13 @@ class Simulator:
             e -= float(np.sum(Z * self._gravity))
         return e
 
-    def _local(self, Fs: np.ndarray, S: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-        """The local step: stacked (R_c S_c)^T (3r x 3) with R_c = polar(F_c S_c), and a_c = tr(R_c^T F_c S_c).
+    def _local(self, Fs: np.ndarray, S: np.ndarray | None) -> np.ndarray:
+        """The local step: stacked (R_c S_c)^T (3r x 3) with R_c = polar(F_c S_c).
 
         Fs stacks F_c^T.  (R S)^T is what the global step and the energy's
-        gradient need; S = None is the identity (the "rest" energy).
+        gradient need, and a_c = tr(R_c^T F_c S_c) = cluster_traces(RS, Fs)
+        (computed only where the energy is); S = None is the identity (the
+        "rest" energy).
         """
         r = self.model.r
         if S is None:
@@ -395,7 +397,7 @@ class Simulator:
         else:
             SF = S @ Fs.reshape(r, 3, 3)  # (F S)^T
             RS = (S @ rotation(SF)).reshape(3 * r, 3)
-        return RS, cluster_traces(RS, Fs)
+        return RS
 
     def _volume(self, Fs: np.ndarray, t: _StepTerms, RS: np.ndarray, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Stacked polar(F_c)^T and s_c = tr(polar(F_c)^T F_c) for the volume term (the local step's when S = I)."""
@@ -478,8 +480,9 @@ class Simulator:
         n_iter = self.settings.max_iterations
         Z = t.z.copy()
         Fs = C_W @ Z + t.Fr
-        RS, a = self._local(Fs, t.S)
+        RS = self._local(Fs, t.S)
         if record is not None:
+            a = cluster_traces(RS, Fs)
             record.append(self._potential(sys, t, Z, a, a))
         residual, it = np.inf, 0
         for it in range(1, n_iter + 1):
@@ -494,8 +497,9 @@ class Simulator:
             done = residual <= tol or it == n_iter
             if done and record is None:
                 break  # no local step follows the last global one
-            RS, a = self._local(Fs, t.S)
+            RS = self._local(Fs, t.S)
             if record is not None:
+                a = cluster_traces(RS, Fs)
                 record.append(self._potential(sys, t, Z, a, a))
             if done:
                 break
@@ -511,7 +515,8 @@ class Simulator:
         n_iter = self.settings.max_iterations
         Z = t.z.copy()
         Fs = C_W @ Z + t.Fr
-        RS, a = self._local(Fs, t.S)
+        RS = self._local(Fs, t.S)
+        a = cluster_traces(RS, Fs)
         Rv, sv = self._volume(Fs, t, RS, a)
         energy = self._potential(sys, t, Z, a, sv)
         if record is not None:
@@ -525,7 +530,8 @@ class Simulator:
             alpha = 1.0
             while True:
                 Fs_t = Fs + alpha * dF
-                RS_t, a_t = self._local(Fs_t, t.S)
+                RS_t = self._local(Fs_t, t.S)
+                a_t = cluster_traces(RS_t, Fs_t)
                 Rv_t, sv_t = self._volume(Fs_t, t, RS_t, a_t)
                 e_t = self._potential(sys, t, Z + alpha * dZ, a_t, sv_t)
                 if e_t <= energy + ARMIJO * alpha * slope or backtracks >= MAX_BACKTRACKS:
@@ -552,7 +558,8 @@ class Simulator:
         ref = self._elastic_reference(Fr, bL, const)
         t = _StepTerms(lin=ref[0], e0=ref[1], s_ref=ref[2], S=ref[3], Fr=Fr, Zh=z, z=z, dq=z, Z0=z)
         Fs = self.model.C_W @ z + Fr
-        RS, a = self._local(Fs, t.S)
+        RS = self._local(Fs, t.S)
+        a = cluster_traces(RS, Fs)
         _, sv = self._volume(Fs, t, RS, a)
         return self._sys.kappa * self._elastic(z, a, sv, t)
 

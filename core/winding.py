@@ -43,18 +43,18 @@ ORIENT_RTOL = 1e-14
 
 
 def solid_angle_pairs(A: np.ndarray, B: np.ndarray, C: np.ndarray, Q: np.ndarray) -> np.ndarray:
-    """Signed solid angle (p,) of triangle (A[i], B[i], C[i]) seen from Q[i]; all (p, 3).
+    """Signed solid angle (...) of triangle (A, B, C) seen from Q; all (..., 3), broadcast together.
 
-    Van Oosterom & Strackee's formula.
+    Van Oosterom & Strackee's formula, the one place it is written.
     """
     a, b, c = A - Q, B - Q, C - Q
-    la, lb, lc = (np.sqrt(np.einsum("ij,ij->i", x, x)) for x in (a, b, c))
-    det = np.einsum("ij,ij->i", a, np.cross(b, c))
+    la, lb, lc = (np.linalg.norm(x, axis=-1) for x in (a, b, c))
+    det = np.einsum("...i,...i->...", a, np.cross(b, c))
     den = (
         la * lb * lc
-        + np.einsum("ij,ij->i", a, b) * lc
-        + np.einsum("ij,ij->i", b, c) * la
-        + np.einsum("ij,ij->i", c, a) * lb
+        + np.einsum("...i,...i->...", a, b) * lc
+        + np.einsum("...i,...i->...", b, c) * la
+        + np.einsum("...i,...i->...", c, a) * lb
     )
     return 2.0 * np.arctan2(det, den)
 
@@ -68,17 +68,8 @@ def solid_angles(V: np.ndarray, F: np.ndarray, Q: np.ndarray) -> np.ndarray:
     out = np.zeros(len(Q))
     step = max(1, CHUNK // max(len(F), 1))
     for s in range(0, len(Q), step):
-        q = Q[s : s + step, None, :]
-        a, b, c = A[None] - q, B[None] - q, C[None] - q
-        la, lb, lc = (np.linalg.norm(x, axis=2) for x in (a, b, c))
-        det = np.einsum("qti,qti->qt", a, np.cross(b, c))
-        den = (
-            la * lb * lc
-            + np.einsum("qti,qti->qt", a, b) * lc
-            + np.einsum("qti,qti->qt", b, c) * la
-            + np.einsum("qti,qti->qt", c, a) * lb
-        )
-        out[s : s + step] = 2.0 * np.arctan2(det, den).sum(axis=1)
+        q = Q[s : s + step, None, :]  # (query, triangle) pairs by broadcasting
+        out[s : s + step] = solid_angle_pairs(A[None], B[None], C[None], q).sum(axis=1)
     return out
 
 

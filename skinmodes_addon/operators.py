@@ -56,6 +56,20 @@ def _report_modes(op: bpy.types.Operator, obj: bpy.types.Object, session: Sessio
     )
 
 
+def end_modal_ui(context: bpy.types.Context, timer: bpy.types.Timer | None) -> None:
+    """Remove a modal operator's timer, progress bar and status text, each even if another step fails."""
+    wm = context.window_manager
+    try:
+        if timer is not None:
+            wm.event_timer_remove(timer)
+    finally:
+        try:
+            wm.progress_end()
+        finally:
+            if context.workspace is not None:
+                context.workspace.status_text_set(None)
+
+
 class SKINMODES_OT_compute_modes(bpy.types.Operator):
     """Tetrahedralise the mesh and compute its skinning eigenmodes and clusters (Esc cancels)"""
 
@@ -127,21 +141,12 @@ class SKINMODES_OT_compute_modes(bpy.types.Operator):
 
     def _finish(self, context: bpy.types.Context) -> None:
         """Leave nothing behind, each step even if another fails: timer, progress, status text, registry entry."""
-        wm = context.window_manager
+        timer, self._timer = self._timer, None
         try:
-            if self._timer is not None:
-                wm.event_timer_remove(self._timer)
+            end_modal_ui(context, timer)
         finally:
-            self._timer = None
-            try:
-                wm.progress_end()
-            finally:
-                try:
-                    if context.workspace is not None:
-                        context.workspace.status_text_set(None)
-                finally:
-                    if self._job is not None:
-                        forget_job(self._job)
+            if self._job is not None:
+                forget_job(self._job)
 
     def modal(self, context: bpy.types.Context, event: bpy.types.Event) -> set[str]:
         job = self._job
@@ -248,17 +253,8 @@ class SKINMODES_OT_bake(bpy.types.Operator):
 
     def _finish(self, context: bpy.types.Context) -> None:
         """Leave nothing behind, each step even if another fails: the timer, the progress bar, the status text."""
-        wm = context.window_manager
-        try:
-            if self._timer is not None:
-                wm.event_timer_remove(self._timer)
-        finally:
-            self._timer = None
-            try:
-                wm.progress_end()
-            finally:
-                if context.workspace is not None:
-                    context.workspace.status_text_set(None)
+        timer, self._timer = self._timer, None
+        end_modal_ui(context, timer)
 
     def modal(self, context: bpy.types.Context, event: bpy.types.Event) -> set[str]:
         job = self._job

@@ -80,15 +80,17 @@ def material_settings(s: SkinmodesSettings) -> MaterialSettings:
 
 def solver_settings(s: SkinmodesSettings, scene: bpy.types.Scene) -> SolverSettings:
     """The simulation's settings.  Animated wobble and damping are read per frame
-    (see :func:`control_curves`); the values here are their un-animated ones."""
+    (see :func:`controls_of`); here they are 0, so the value Blender shows at the
+    current frame does not make the session look stale while scrubbing."""
     fps = scene.render.fps / scene.render.fps_base
+    animated = control_curves(s.id_data) is not None
     return SolverSettings(
         fps=fps,
         substeps=s.substeps,
         max_iterations=s.iterations,
         stiffness=s.stiffness_mode.lower(),
-        wobble_hz=s.wobble_hz if control_curves(s.id_data) is None else 0.0,
-        damping_ratio=s.damping_ratio if control_curves(s.id_data) is None else 0.0,
+        wobble_hz=0.0 if animated else s.wobble_hz,
+        damping_ratio=0.0 if animated else s.damping_ratio,
         youngs_modulus=s.youngs_modulus,
         density=s.density,
         rest_state=s.rest_state.lower(),

@@ -25,6 +25,7 @@ Standard library only: it runs in every environment, including the lint one.
 from __future__ import annotations
 
 import argparse
+import importlib
 import importlib.util
 import re
 import shutil
@@ -32,6 +33,7 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = ROOT / "blender_manifest.toml"
@@ -180,6 +182,30 @@ def dev_zip(out: Path) -> Path:
     _ext("build", "--source-dir", str(src), "--output-filepath", str(out))
     _ext("validate", str(out))
     return out
+
+
+ADDON_MODULE = "bl_ext.user_default.skinmodes"
+
+
+def install_dev(work: Path) -> ModuleType:
+    """Install a dev package into the running ``bpy`` once per process, as a user does; return the add-on module.
+
+    Everything that drives the add-on from Python (the demo, the benchmark's
+    Blender sections, the real-characters harness) installs through here: a
+    second install would re-register the add-on under the caller's feet.
+    work: a folder for the package; the installed copy lives in the profile
+    BLENDER_USER_RESOURCES names (set it before bpy is first imported).
+    """
+    import bpy  # only callers with the bpy module get here; this file stays standard-library otherwise
+
+    if ADDON_MODULE not in bpy.context.preferences.addons:
+        zip_path = dev_zip(work / "skinmodes-dev.zip")
+        result = bpy.ops.extensions.package_install_files(
+            filepath=str(zip_path), repo="user_default", enable_on_install=True
+        )
+        if result != {"FINISHED"} or ADDON_MODULE not in bpy.context.preferences.addons:
+            raise RuntimeError(f"the extension built at {zip_path} did not install into Blender")
+    return importlib.import_module(ADDON_MODULE)
 
 
 def main(argv: list[str]) -> int:

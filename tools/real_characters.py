@@ -45,10 +45,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from build_extension import ADDON_MODULE  # tools/: this script's folder, on sys.path for its importers too
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSETS = ROOT / "tests" / "assets" / "characters"
-ADDON_MODULE = "bl_ext.user_default.skinmodes"
 
 HOLD_SECONDS = 1.5  # the last pose is held this long after the clip
 SETTLE_SECONDS = 1.0  # "settled" is measured from this long after the rig stops to the end of the hold
@@ -568,20 +568,12 @@ def measure(bpy: Any, character: CharacterSpec, work: Path, scale: float | None 
 # Command line: table and plots
 
 
-def install_addon(work: Path) -> None:
-    """Install the add-on from a freshly built package (BLENDER_USER_RESOURCES must already be set)."""
+def install_addon(work: Path) -> Any:
+    """The add-on module, installed from a fresh package (BLENDER_USER_RESOURCES must already be set)."""
     sys.path.insert(0, str(ROOT / "tools"))
-    import bpy
     import build_extension
 
-    if ADDON_MODULE in bpy.context.preferences.addons:
-        return
-    zip_path = build_extension.dev_zip(work / "skinmodes-dev.zip")
-    result = bpy.ops.extensions.package_install_files(
-        filepath=str(zip_path), repo="user_default", enable_on_install=True
-    )
-    if result != {"FINISHED"} or ADDON_MODULE not in bpy.context.preferences.addons:
-        raise RuntimeError("the extension did not install")
+    return build_extension.install_dev(work)
 
 
 def markdown_table(rows: list[Measurement]) -> str:

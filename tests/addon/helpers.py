@@ -16,6 +16,16 @@ def evaluated(bpy, obj):
     return co.reshape(-1, 3)
 
 
+def flatten(obj, z=0.0):
+    """Move every vertex of ``obj``'s mesh to height ``z``: a flat card, which meshing refuses."""
+    co = np.empty(len(obj.data.vertices) * 3)
+    obj.data.vertices.foreach_get("co", co)
+    co = co.reshape(-1, 3)
+    co[:, 2] = z
+    obj.data.vertices.foreach_set("co", co.ravel())
+    obj.data.update()
+
+
 def actions_fingerprint(bpy):
     """A hash of every action's keyframes: proves nobody touched the user's animation."""
     h = hashlib.sha1()

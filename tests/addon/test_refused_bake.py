@@ -7,6 +7,7 @@ afterwards; a bake that is accepted creates it.
 
 import pytest
 
+from tests.addon.helpers import flatten
 from tests.addon.test_bad_input import report_of
 
 
@@ -33,15 +34,9 @@ def test_a_rig_problem_refuses_the_bake_before_any_folder_exists(addon, saved):
 
 def test_a_flat_mesh_refuses_the_bake_before_any_folder_exists(addon, saved):
     import bpy
-    import numpy as np
 
     obj, _, folder = saved
-    co = np.empty(len(obj.data.vertices) * 3)
-    obj.data.vertices.foreach_get("co", co)
-    co = co.reshape(-1, 3)
-    co[:, 2] = 0.0
-    obj.data.vertices.foreach_set("co", co.ravel())
-    obj.data.update()
+    flatten(obj)
     assert "flat" in report_of(bpy, bpy.ops.skinmodes.bake, output="PC2")
     assert not folder.exists()
 

@@ -10,6 +10,8 @@ import threading
 import numpy as np
 import pytest
 
+from tests.addon.helpers import flatten
+
 
 def settings_figures(obj):
     s = obj.skinmodes
@@ -92,12 +94,7 @@ def test_a_failing_worker_raises_one_line_and_changes_nothing(addon, creature, t
     obj, _, scene = creature
     cache = tmp_path / "cache"
     assert not cache.exists()
-    co = np.empty(len(obj.data.vertices) * 3)
-    obj.data.vertices.foreach_get("co", co)
-    co = co.reshape(-1, 3)
-    co[:, 2] = 0.0  # flat: reading works, meshing refuses
-    obj.data.vertices.foreach_set("co", co.ravel())
-    obj.data.update()
+    flatten(obj)  # flat: reading works, meshing refuses
     before = settings_figures(obj)
     job = session_mod.start_job(obj, scene)
     job.wait()

@@ -16,7 +16,7 @@ setting, and too many modes reported as a rig that "cannot be inverted".
 import numpy as np
 import pytest
 
-from tests.addon.helpers import differences, disk_fingerprint, full_fingerprint
+from tests.addon.helpers import differences, disk_fingerprint, flatten, full_fingerprint
 
 
 def bake_files(folder):
@@ -187,12 +187,7 @@ def test_a_flat_mesh_needs_a_solidify_above_the_armature(addon, shot):
     import bpy
 
     obj, _arm, _scene, folder = shot
-    co = np.empty(3 * len(obj.data.vertices))
-    obj.data.vertices.foreach_get("co", co)
-    co = co.reshape(-1, 3)
-    co[:, 2] = 0.45  # a flat card through the body's middle
-    obj.data.vertices.foreach_set("co", co.ravel())
-    obj.data.update()
+    flatten(obj, z=0.45)  # a flat card through the body's middle
     line = refused(addon, bpy, obj, folder)
     assert "flat" in line and "add a Solidify modifier above the Armature modifier" in line
     select_only(bpy, obj)

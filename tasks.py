@@ -138,7 +138,7 @@ def cmd_lint(_: list[str]) -> int:
         [
             str(py),
             "-c",
-            "import importlib.util, core, core.pipeline, core.simulator; "
+            "import importlib.util, core, core.pipeline, core.dynamics.simulator; "
             "assert importlib.util.find_spec('bpy') is None; print('core imports without bpy')",
         ]
     )

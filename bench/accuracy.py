@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.fem import lumped_mass
-from core.leak import default_leak_field
-from core.materials import Material
-from core.reduced import build_reduced_model
-from core.reference import FullSpaceReference
-from core.scenes import bar_scene, grid_scene
-from core.simulator import SimulationSettings, Simulator
+from core.dynamics.simulator import SimulationSettings, Simulator
+from core.model.fem import lumped_mass
+from core.model.leak import default_leak_field
+from core.model.materials import Material
+from core.subspace.reduced import build_reduced_model
+from core.validation.reference import FullSpaceReference
+from core.validation.scenes import bar_scene, grid_scene
 
 from .common import Context, Timing, time_calls, time_once
 

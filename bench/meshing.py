@@ -12,7 +12,7 @@ import sys
 
 import numpy as np
 
-from core.tetrahedralize import tetrahedralize
+from core.geometry.tetrahedralize import tetrahedralize
 
 from .common import ROOT, Context
 

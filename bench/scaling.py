@@ -15,11 +15,11 @@ import time
 
 import numpy as np
 
-from core.materials import Material
-from core.reconstruct import Reconstructor
-from core.reduced import build_reduced_model
-from core.scenes import grid_scene
-from core.simulator import SimulationSettings, Simulator
+from core.dynamics.reconstruct import Reconstructor
+from core.dynamics.simulator import SimulationSettings, Simulator
+from core.model.materials import Material
+from core.subspace.reduced import build_reduced_model
+from core.validation.scenes import grid_scene
 
 from .common import Context, Timing, time_calls
 

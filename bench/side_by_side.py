@@ -24,12 +24,12 @@ from pathlib import Path
 
 import numpy as np
 
-from core.fem import lumped_mass
-from core.leak import default_leak_field
-from core.materials import Material
-from core.reduced import build_reduced_model
-from core.scenes import grid_scene
-from core.simulator import SimulationSettings, Simulator
+from core.dynamics.simulator import SimulationSettings, Simulator
+from core.model.fem import lumped_mass
+from core.model.leak import default_leak_field
+from core.model.materials import Material
+from core.subspace.reduced import build_reduced_model
+from core.validation.scenes import grid_scene
 
 from .common import Context, Timing, run_peer
 
@@ -184,7 +184,7 @@ def _simkit_step(ctx: Context, scene, mat: Material, model, P: np.ndarray, tmp: 
 
 def _simkit(ctx: Context, scene, mat: Material, model, tmp: str) -> dict:
     """simkit's constrained skinning eigenmodes on our operator inputs, and how far its span is from ours."""
-    from core.constraint import constraint_basis, weight_space_constraint
+    from core.model.constraint import constraint_basis, weight_space_constraint
 
     masses = lumped_mass(scene.mesh, mat.density)
     A = weight_space_constraint(scene.mesh.X, scene.rig, masses, default_leak_field(scene.mesh))

@@ -15,11 +15,12 @@ from pathlib import Path
 
 import numpy as np
 
-from core.fem import lumped_mass
-from core.leak import default_leak_field
-from core.materials import Material
-from core.scenes import grid_scene
-from core.subspace import displacement_modes, skinning_eigenmodes
+from core.model.fem import lumped_mass
+from core.model.leak import default_leak_field
+from core.model.materials import Material
+from core.subspace.skinning_modes import skinning_eigenmodes
+from core.validation.displacement_modes import displacement_modes
+from core.validation.scenes import grid_scene
 
 from .common import Context, run_peer
 

@@ -25,19 +25,20 @@ from pathlib import Path
 
 import numpy as np
 
-from .atomic import atomic_file
-from .embedding import Embedding, embed_points, embedded_positions, interpolate
+from .dynamics.reconstruct import Reconstructor
+from .dynamics.simulator import SimState, SimulationSettings, Simulator
+from .dynamics.wobble import damping_coefficient, natural_frequencies, stiffness_scale
 from .errors import RigError, SimulationError, SkinmodesError
-from .interior_weights import volume_bone_weights
-from .leak import default_leak_field
-from .materials import Material, scaled_field
-from .reconstruct import Reconstructor
-from .reduced import ReducedModel, input_hash, load_or_build, rig_basis, rig_matrix
-from .rig import LBSRig
-from .simulator import SimState, SimulationSettings, Simulator
-from .tetmesh import TetMesh
-from .tetrahedralize import TetResult, tetrahedralize
-from .wobble import damping_coefficient, natural_frequencies, stiffness_scale
+from .geometry.embedding import Embedding, embed_points, embedded_positions, interpolate
+from .geometry.tetmesh import TetMesh
+from .geometry.tetrahedralize import TetResult, tetrahedralize
+from .io.atomic import atomic_file
+from .io.model_cache import input_hash, load_or_build
+from .model.interior_weights import volume_bone_weights
+from .model.leak import default_leak_field
+from .model.materials import Material, scaled_field
+from .model.rig import LBSRig
+from .subspace.reduced import ReducedModel, rig_basis, rig_matrix
 
 
 @dataclass(frozen=True)
@@ -183,7 +184,7 @@ def _tet_mesh(inp: CharacterInput, subspace: SubspaceSettings, cache_dir: Path |
     """
     import io
 
-    from .pc2 import lock_partial, remove_stale_partials  # the partial-file rules of every cache file
+    from .io.pc2 import lock_partial, remove_stale_partials  # the partial-file rules of every cache file
 
     key = input_hash(
         "skinmodes-tets-2", inp.rest, inp.faces, subspace.target_tets, subspace.tet_method, subspace.loose_parts

@@ -56,7 +56,7 @@ from .character import (
     renumbering_modifiers,
 )
 from .core.errors import CacheError, RigError, SkinmodesError
-from .core.pc2 import PC2Writer, check_writable, remove_stale_partials
+from .core.io.pc2 import PC2Writer, check_writable, remove_stale_partials
 from .props import scene_of, settings
 from .session import (
     CACHE_MODIFIER,
@@ -392,7 +392,7 @@ class BakeJob:
         self.max_offset = session.ensure_simulation().max_offset
 
     def _clean_leftovers(self, model_key: str | None = None) -> None:
-        """Delete temporary files that killed runs left for this object (never a live run's, see core.pc2)."""
+        """Delete temporary files that killed runs left for this object (never a live run's, see core.io.pc2)."""
         targets: list[Path] = []
         if model_key is not None:
             # The reduced model's cache file, named as core.pipeline.prepare_character names it.

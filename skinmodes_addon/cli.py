@@ -31,7 +31,7 @@ import bpy
 from . import api
 from .bake import Interrupted
 from .core.errors import CacheError, SkinmodesError
-from .core.pc2 import check_writable
+from .core.io.pc2 import check_writable
 from .core.settings import PRESETS, SETTINGS
 from .session import PROGRESS_LISTENERS, STOP_REQUESTS
 

@@ -17,8 +17,8 @@ import numpy as np
 from . import preview
 from .bake import BakeJob, clear_bake
 from .character import armature_modifier, renumbering_modifiers
-from .core.embedding import interpolate
 from .core.errors import SkinmodesError
+from .core.geometry.embedding import interpolate
 from .props import active_mesh, scene_of, settings
 from .session import (
     ModesJob,

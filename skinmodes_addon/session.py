@@ -35,8 +35,9 @@ from .character import (
     stack_signature,
     vertex_positions,
 )
+from .core.dynamics.simulator import character_size
 from .core.errors import CacheError, MeshError, SkinmodesError, SubspaceError
-from .core.pc2 import check_writable
+from .core.io.pc2 import check_writable
 from .core.pipeline import (
     Cancelled,
     CharacterInput,
@@ -50,7 +51,6 @@ from .core.pipeline import (
 )
 from .core.settings import BY_NAME, SETTINGS
 from .core.settings import names as setting_names
-from .core.simulator import character_size
 from .props import SkinmodesSettings, settings
 
 # Names of the things skinmodes adds to a scene, so it only ever removes its own.

@@ -40,6 +40,16 @@ MANIFEST = ROOT / "blender_manifest.toml"
 WHEEL_CACHE = ROOT / "build" / "wheels"
 WHEELS_BLOCK = re.compile(r"# BEGIN WHEELS\n.*?# END WHEELS\n", re.S)
 IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", ".*")
+# core/ rooms that only the tests and the benchmark use: never shipped.
+VALIDATION_ROOMS = ("validation",)
+
+
+def _ignore_core(folder: str, names: list[str]) -> set[str]:
+    """What ``stage`` leaves out of core/: caches, and the validation room at core's top."""
+    left_out = set(IGNORE(folder, names))
+    if Path(folder).resolve() == (ROOT / "core").resolve():
+        left_out |= {n for n in names if n in VALIDATION_ROOMS}
+    return left_out
 
 # Blender platform name -> the wheel platform-tag fragments that serve it.
 PLATFORM_TAGS = {
@@ -115,7 +125,7 @@ def stage(dest: Path, with_wheels: bool = False) -> Path:
     if dest.exists():
         shutil.rmtree(dest)
     shutil.copytree(ROOT / "skinmodes_addon", dest, ignore=IGNORE)
-    shutil.copytree(ROOT / "core", dest / "core", ignore=IGNORE)
+    shutil.copytree(ROOT / "core", dest / "core", ignore=_ignore_core)
     shutil.copy2(ROOT / "LICENSE", dest / "LICENSE")
     text = MANIFEST.read_text()
     if with_wheels:

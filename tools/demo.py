@@ -61,7 +61,7 @@ def _run() -> int:
     import importlib
 
     cli = importlib.import_module("bl_ext.user_default.skinmodes.cli")
-    core_pc2 = importlib.import_module("bl_ext.user_default.skinmodes.core.pc2")
+    core_pc2 = importlib.import_module("bl_ext.user_default.skinmodes.core.io.pc2")
 
     bpy.ops.wm.read_homefile(use_empty=True, use_factory_startup=True)
     obj, arm = build_creature(detail=40, frames=FRAMES)

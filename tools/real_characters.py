@@ -481,7 +481,7 @@ def bake_and_measure(bpy: Any, loaded: Loaded, work: Path) -> Measurement:
     from earlier runs).
     """
     api = importlib.import_module(ADDON_MODULE + ".api")
-    read_pc2 = importlib.import_module(ADDON_MODULE + ".core.pc2").read_pc2
+    read_pc2 = importlib.import_module(ADDON_MODULE + ".core.io.pc2").read_pc2
     scene = bpy.context.scene
     obj = loaded.obj
     work.mkdir(parents=True, exist_ok=True)

@@ -17,12 +17,12 @@ import numpy as np
 
 
 def main(argv: list[str]) -> int:
-    from core.fem import lumped_mass
-    from core.leak import default_leak_field
-    from core.materials import Material
-    from core.rig import LBSRig
-    from core.subspace import skinning_eigenmodes
-    from core.tetmesh import TetMesh
+    from core.geometry.tetmesh import TetMesh
+    from core.model.fem import lumped_mass
+    from core.model.leak import default_leak_field
+    from core.model.materials import Material
+    from core.model.rig import LBSRig
+    from core.subspace.skinning_modes import skinning_eigenmodes
 
     d = np.load(argv[0])
     mesh = TetMesh.from_arrays(d["X"], d["T"])

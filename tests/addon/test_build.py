@@ -57,7 +57,11 @@ def test_every_wheel_is_imported_by_the_addon_or_needed_by_one_that_is():
 
 def test_linux_package_has_core_nested_and_the_linux_wheels(linux_zip):
     names = zipfile.ZipFile(linux_zip).namelist()
-    assert "blender_manifest.toml" in names and "__init__.py" in names and "core/simulator.py" in names
+    assert "blender_manifest.toml" in names and "__init__.py" in names and "core/dynamics/simulator.py" in names
+    # Every shipped room is there; the validation room (reference, scenes) is not.
+    rooms = {n.split("/")[1] for n in names if n.startswith("core/") and n.count("/") == 2}
+    assert {"geometry", "model", "subspace", "dynamics", "io"} <= rooms
+    assert not any(n.startswith("core/validation/") for n in names)
     wheels = [n for n in names if n.endswith(".whl")]
     assert wheels and all("win_amd64" not in w and "macosx" not in w for w in wheels)
     assert any(w.startswith("wheels/scipy-") and "cp311" in w for w in wheels)
@@ -80,7 +84,7 @@ def test_linux_package_installs_and_its_wheels_import_inside_blender(linux_zip, 
         import scipy.sparse.linalg, wildmeshing
         for mod in (scipy, wildmeshing):
             assert mod.__file__.startswith(site[0]), mod.__file__
-        import bl_ext.user_default.skinmodes.core.simulator
+        import bl_ext.user_default.skinmodes.core.dynamics.simulator
         print("OK", scipy.__version__, flush=True)
         # Two copies of scipy's compiled modules now share this process (the
         # environment's, dropped from sys.modules, and the extension's); skip

@@ -30,13 +30,13 @@ import numpy as np
 import pytest
 
 from bench.side_by_side import H, our_steps, principal_angle_sin, write_step_inputs
-from core.constraint import constraint_basis, weight_space_constraint
-from core.fem import lumped_mass
-from core.leak import default_leak_field
-from core.materials import Material
-from core.reduced import build_reduced_model
-from core.scenes import grid_scene
-from core.subspace import skinning_eigenmodes
+from core.model.constraint import constraint_basis, weight_space_constraint
+from core.model.fem import lumped_mass
+from core.model.leak import default_leak_field
+from core.model.materials import Material
+from core.subspace.reduced import build_reduced_model
+from core.subspace.skinning_modes import skinning_eigenmodes
+from core.validation.scenes import grid_scene
 
 ROOT = Path(__file__).resolve().parents[2]
 PEER = os.environ.get("SKINMODES_BENCH_PEER_PYTHON")

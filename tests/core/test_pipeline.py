@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from core.errors import SimulationError
+from core.model.rig import rig_parameters
 from core.pipeline import (
     CharacterInput,
     FrameSimulation,
@@ -12,8 +13,7 @@ from core.pipeline import (
     SubspaceSettings,
     prepare_character,
 )
-from core.rig import rig_parameters
-from core.scenes import chain_weights
+from core.validation.scenes import chain_weights
 from tests.core.surfaces import join, uv_sphere
 
 SUB = SubspaceSettings(modes=6, clusters=20, target_tets=2500, tet_method="lattice")

@@ -6,7 +6,7 @@ vertex onto the simulated volume, so it moves with the rig plus centimetres
 of jiggle.  Its offset must also stay a convex combination of the tet
 vertices' offsets, never more than the largest of them, frame by frame:
 that needs the reconstruction to evaluate the (affine) modes at the
-projected point too (``core.embedding.embedded_positions``).  Tolerances:
+projected point too (``core.geometry.embedding.embedded_positions``).  Tolerances:
 1e-5 m on played-back float32 positions, 1e-6 m on offsets under 0.5 m.
 """
 
@@ -75,11 +75,13 @@ def test_modes_evaluated_at_the_projected_point_stay_within_the_tets_offsets(add
     simulation = session.ensure_simulation()
     prep = session.prepared
     core = addon.core
-    points = core.embedding.embedded_positions(prep.embedding, prep.mesh.X, prep.mesh.T, session.character.rest)
+    points = core.geometry.embedding.embedded_positions(
+        prep.embedding, prep.mesh.X, prep.mesh.T, session.character.rest
+    )
     inside = ~prep.embedding.outside
     assert np.array_equal(points[inside], session.character.rest[inside])  # inside: untouched, bit for bit
-    weights = core.embedding.interpolate(prep.embedding, prep.mesh.T, prep.model.weights)
-    projected = core.reconstruct.Reconstructor(prep.model, weights[far : far + 1], points[far : far + 1])
+    weights = core.geometry.embedding.interpolate(prep.embedding, prep.mesh.T, prep.model.weights)
+    projected = core.dynamics.reconstruct.Reconstructor(prep.model, weights[far : far + 1], points[far : far + 1])
     assert convex_bound_holds(simulation, lambda f: projected.displacement(simulation.state(f).z)[0])
 
 

@@ -190,7 +190,7 @@ def test_full_disk_keeps_the_previous_bake(addon, creature, tmp_path, monkeypatc
             def full(self, positions):
                 raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-            monkeypatch.setattr(addon.core.pc2.PC2Writer, "write", full)
+            monkeypatch.setattr(addon.core.io.pc2.PC2Writer, "write", full)
         before = full_fingerprint(bpy, obj), disk_fingerprint(tmp_path)
         with pytest.raises(addon.core.errors.SkinmodesError) as err:
             addon.api.bake(obj, output="PC2")

@@ -1,0 +1,95 @@
+"""Scale-free controls: a wobble frequency (Hz) and a damping ratio instead of pascals.
+
+A character imported 165 units tall is not 165 m of fat: in physical units
+its jiggle would be slow and huge, and the same material on the same
+character at another modelling scale would move differently.  The
+animator's controls here are the frequency of the slowest secondary motion
+and how quickly it dies out.  Both are measured on the reduced model itself:
+
+* the linearised reduced system at the rest shape, ``K v = omega^2 M v``
+  (12m x 12m), gives the slowest angular frequency omega_0 of the model as
+  built (material E, rho as given);
+* every elastic term is linear in the stiffness, so a stiffness scale
+  ``kappa = (2 pi f / omega_0)^2`` makes the slowest frequency f;
+* mass-proportional damping c (1/s) gives a mode of angular frequency omega
+  the damping ratio c / (2 omega), so ``c = 2 zeta (2 pi f)``.
+
+The modes themselves do not depend on the stiffness's magnitude (the weight
+space eigenproblem scales as a whole), so changing f needs no new modes.
+With x -> s x every frequency of a homogeneous model scales by 1/s; kappa
+compensates, so the motion relative to the character's size is the same at
+any scale.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import SimulationError
+from ..subspace.reduced import ReducedModel
+
+# Modes whose squared frequency is below this share of the largest are
+# (numerically) free; they cannot define the character's wobble.
+FREE_MODE_RATIO = 1e-9
+
+
+def rest_hessian(model: ReducedModel, arap: bool) -> np.ndarray:
+    """Hessian (12m x 12m) of the hyper-reduced elastic energy at the rest shape (unscaled, J/m^2).
+
+    Ordering is row-major vec(Z) for Z (4m x 3): index 3a + i.  With
+    G_c = F_c - I (linear in Z) the cluster term -2 mu_c tr(R_c^T F_c) is
+    -2 mu_c (3 + tr G_c + ||skew G_c||^2 / 2) to second order, and the volume
+    term lam_c/2 (tr G_c)^2, so
+
+        K = 2 A_L (x) I3 - 2 sum_c mu_c dW_c^T dW_c + sum_c lam_c dt_c dt_c^T
+
+    with W_c = skew(G_c) and t_c = tr(G_c).
+    """
+    q = 4 * model.m
+    r = model.r
+    Cc = model.C_W.reshape(r, 3, q)  # Cc[c, j, a]: d F_c[i, j] / d Z[a, i]
+    K = 2.0 * np.kron(model.A_L, np.eye(3))
+    for i, j in ((0, 1), (0, 2), (1, 2)):
+        # dW_ij / dZ[a, k] = (Cc[c, j, a] delta_ik - Cc[c, i, a] delta_jk) / 2; ||W||^2 = 2 sum_{i<j} W_ij^2.
+        grad = np.zeros((r, q, 3))
+        grad[:, :, i] = 0.5 * Cc[:, j, :]
+        grad[:, :, j] = -0.5 * Cc[:, i, :]
+        dW = grad.reshape(r, 3 * q)
+        K -= 4.0 * (dW * model.cluster_mu[:, None]).T @ dW
+    if not arap:
+        dt = Cc.transpose(0, 2, 1).reshape(r, 3 * q)  # d tr(G_c) / d Z[a, k] = Cc[c, k, a]
+        K += (dt * model.cluster_lam[:, None]).T @ dt
+    return 0.5 * (K + K.T)
+
+
+def natural_frequencies(model: ReducedModel, arap: bool, count: int = 1) -> np.ndarray:
+    """The ``count`` slowest angular frequencies (rad/s) of the model at rest, stiffness as built.
+
+    Free (zero-energy) directions, if any, are skipped.
+    """
+    K = rest_hessian(model, arap)
+    M = np.kron(model.A_M, np.eye(3))
+    # K v = w2 M v as a standard problem through M = L L^T.  numpy's LAPACK
+    # calls release the GIL (scipy.linalg.eigh holds it for the whole call),
+    # so a worker thread computing this never freezes Blender's interface.
+    L = np.linalg.cholesky(0.5 * (M + M.T))
+    Li = np.linalg.inv(L)
+    w2 = np.linalg.eigvalsh(Li @ K @ Li.T)
+    w2 = w2[w2 > FREE_MODE_RATIO * max(float(w2.max()), 0.0)]
+    if len(w2) == 0:
+        raise SimulationError("the modes have no elastic stiffness; recompute the modes with more tets")
+    return np.sqrt(np.sort(w2)[:count])
+
+
+def stiffness_scale(omega0: float, wobble_hz: float) -> float:
+    """kappa that moves the slowest angular frequency omega0 (rad/s) to ``wobble_hz``."""
+    if not (np.isfinite(wobble_hz) and wobble_hz > 0):
+        raise SimulationError(f"wobble frequency {wobble_hz:g} Hz must be positive; try 2-6 Hz")
+    return float((2.0 * np.pi * wobble_hz / omega0) ** 2)
+
+
+def damping_coefficient(wobble_hz: float, damping_ratio: float) -> float:
+    """Mass-proportional damping c (1/s) giving the slowest mode the damping ratio zeta."""
+    if not (np.isfinite(damping_ratio) and damping_ratio >= 0):
+        raise SimulationError(f"damping ratio {damping_ratio:g} must be zero or positive; try 0.1-0.5")
+    return float(2.0 * damping_ratio * 2.0 * np.pi * wobble_hz)

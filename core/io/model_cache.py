@@ -1,0 +1,141 @@
+"""The model cache: a reduced model saved beside the .blend, keyed by its inputs.
+
+A cached model is trusted only when its format version and the SHA-256 of
+every input that shaped it (mesh, material, rig, m, r, leak field, seed)
+match; anything else is refused and recomputed, never used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import zipfile
+from dataclasses import fields
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import CacheError
+from ..geometry.tetmesh import TetMesh
+from ..model.materials import Material
+from ..model.rig import LBSRig, LinearRig, Rig
+from ..subspace.reduced import ReducedModel, build_reduced_model
+from .atomic import atomic_file
+
+# 2: exactly the requested number of clusters (older caches had another count).
+FORMAT_VERSION = 2
+
+
+def input_hash(*arrays: np.ndarray | float | int | str | None) -> str:
+    """SHA-256 over the exact bytes, shapes and dtypes of every input."""
+    h = hashlib.sha256()
+    for a in arrays:
+        if a is None:
+            h.update(b"<none>")
+            continue
+        arr = np.ascontiguousarray(np.asarray(a))
+        h.update(f"{arr.dtype.str}{arr.shape}".encode())
+        h.update(arr.tobytes())
+    return h.hexdigest()
+
+
+def model_key(
+    mesh: TetMesh, material: Material, rig: Rig | None, m: int, r: int, leak: np.ndarray | None, seed: int
+) -> str:
+    """The cache key of a reduced model: a hash of every input that shapes it."""
+    if isinstance(rig, LBSRig):
+        rig_arr: np.ndarray | None = rig.weights
+    elif isinstance(rig, LinearRig):
+        rig_arr = rig.J.toarray() if rig.J.nnz < 5_000_000 else rig.J.data
+    else:
+        rig_arr = None
+    return input_hash(
+        "skinmodes-reduced",
+        FORMAT_VERSION,
+        mesh.X,
+        mesh.T,
+        material.mu,
+        material.lam,
+        material.density,
+        rig_arr,
+        m,
+        r,
+        leak,
+        seed,
+    )
+
+
+_ARRAY_FIELDS = [f.name for f in fields(ReducedModel) if f.name != "timings"]
+
+
+def save_model(model: ReducedModel, path: str | os.PathLike[str], key: str) -> Path:
+    """Write the model to ``path`` (.npz) atomically, with the process umask (see :mod:`core.atomic`)."""
+    path = Path(path)
+    payload: dict[str, np.ndarray] = {"format_version": np.asarray(FORMAT_VERSION), "key": np.asarray(key)}
+    for name in _ARRAY_FIELDS:
+        value = getattr(model, name)
+        if value is not None:
+            payload[name] = np.asarray(value)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_file(path) as fh:  # created with the process umask: a farm's render user can read it
+        np.savez(fh, **payload)  # type: ignore[arg-type]  # numpy's stub confuses **kwds with allow_pickle
+    return path
+
+
+def load_model(path: str | os.PathLike[str], key: str) -> ReducedModel:
+    """Read a model saved for exactly these inputs; raise :class:`CacheError` otherwise.
+
+    Corrupt files, other format versions and models built from other inputs
+    are all refused (never trusted): the caller recomputes.
+    """
+    path = Path(path)
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            version = int(data["format_version"])
+            stored_key = str(data["key"])
+            if version != FORMAT_VERSION:
+                raise CacheError(f"cache {path.name} has format {version}, expected {FORMAT_VERSION}; recomputing")
+            if stored_key != key:
+                raise CacheError(
+                    f"cache {path.name} was built for other inputs (mesh, rig or settings changed); recomputing"
+                )
+            values = {name: data[name] for name in _ARRAY_FIELDS if name in data.files}
+    except CacheError:
+        raise
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, io.UnsupportedOperation) as exc:
+        raise CacheError(f"cache {path.name} is unreadable ({type(exc).__name__}); recomputing") from exc
+    values["scale"] = float(values["scale"])
+    model = ReducedModel(**values)
+    if not all(np.isfinite(np.asarray(getattr(model, f))).all() for f in ("weights", "A_L", "A_M", "C_W")):
+        raise CacheError(f"cache {path.name} holds non-finite values; recomputing")
+    return model
+
+
+def load_or_build(
+    path: str | os.PathLike[str] | None,
+    mesh: TetMesh,
+    material: Material,
+    rig: Rig | None,
+    m: int,
+    r: int,
+    leak: np.ndarray | None = None,
+    seed: int = 0,
+    log: list[str] | None = None,
+) -> ReducedModel:
+    """Load the cached model for these inputs, or build (and cache) it.
+
+    Any cache problem is reported through ``log`` (one line) and the model
+    recomputed; nothing invalid is ever used.
+    """
+    key = model_key(mesh, material, rig, m, r, leak, seed)
+    if path is not None and Path(path).exists():
+        try:
+            return load_model(path, key)
+        except CacheError as exc:
+            if log is not None:
+                log.append(str(exc))
+    model = build_reduced_model(mesh, material, rig, m, r, leak=leak, seed=seed)
+    if path is not None:
+        save_model(model, path, key)
+    return model

@@ -1,0 +1,239 @@
+"""The reduced model: every precomputed product Algorithm 2 needs (seed 000 §8.2).
+
+The LBS subspace B(W) (3n x 12m) is never formed.  Every vector operator of
+the method (L, M, K) acts identically on x, y and z, so each product with B
+factors through the *scalar skinning basis*
+
+    Y = W (.) [Xn | 1]         (n x 4m),  column 4q + k = W[:, q] * Xn1[:, k],
+
+where Xn are normalised rest positions.  With the secondary displacement
+written as a matrix ``u = Y Z`` (Z: 4m x 3, ``Z[4q + k, i] = T_q[i, k]``, the
+affine matrix of mode q), the paper's products become
+
+    B^T L B  -> A_L   = Y^T Ls Y        (4m x 4m)   Ls: mu-weighted cotangent Laplacian
+    B^T M B  -> A_M   = Y^T Mw Y        (4m x 4m)
+    G9 K B   -> C_W   = Gc D Y          (3r x 4m)   D: scalar gradient, Gc: cluster averaging
+    B^T L J  -> A_LR  = Y^T Ls Y_rig    (4m x 4b)   Y_rig = Omega (.) [X | 1]
+    B^T M J  -> A_MR  = Y^T Mw Y_rig    (4m x 4b)
+    G9 K J   -> C_R   = Gc D Y_rig      (3r x 4b)
+
+and the rig parameters p (12b,) as a matrix P (4b x 3) with x_rig = Y_rig P.
+Each costs O(n m) or O(nnz m) to build, with n x 4m dense temporaries only.
+
+Clusters average deformation gradients with weights mu_e V_e (not V_e alone,
+eq. 27): ``sum_e mu_e V_e ||F_e - R_c||^2`` then *is* the ARAP energy with one
+rotation per cluster, its local step is exact, the local-global iteration is
+monotone, and the rest shape is an exact equilibrium even when stiffness
+varies inside a cluster.  For homogeneous clusters the two weightings agree.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..geometry.tetmesh import TetMesh
+from ..model.constraint import normalization
+from ..model.fem import lumped_mass, scalar_gradient_operator, scalar_laplacian
+from ..model.leak import default_leak_field, validate_leak_field
+from ..model.materials import Material
+from ..model.rig import LBSRig, Rig, homogeneous
+from .clusters import cluster_matrix, skinning_clusters
+from .skinning_modes import skinning_eigenmodes
+
+
+def skinning_basis(weights: np.ndarray, X: np.ndarray, centre: np.ndarray, scale: float) -> np.ndarray:
+    """Y (n x 4m) with column 4q + k = W[:, q] * [Xn | 1][:, k], Xn = (X - centre) / scale."""
+    Xh = homogeneous((X - centre) / scale)
+    return (weights[:, :, None] * Xh[:, None, :]).reshape(len(X), -1)
+
+
+def rig_basis(rig_weights: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """Y_rig (n x 4b) with x_rig = Y_rig P for an LBS rig (world coordinates)."""
+    Xh = homogeneous(X)
+    return (rig_weights[:, :, None] * Xh[:, None, :]).reshape(len(X), -1)
+
+
+def rig_matrix(p: np.ndarray) -> np.ndarray:
+    """P (4b x 3) from rig parameters p (12b,): P[4b + k, i] = A_b[i, k]."""
+    return np.asarray(p, dtype=np.float64).reshape(-1, 3, 4).transpose(0, 2, 1).reshape(-1, 3)
+
+
+def cluster_gradient_operator(mesh: TetMesh, labels: np.ndarray, tet_weights: np.ndarray) -> sp.csr_matrix:
+    """Gc D (3r x n): weighted cluster average of the per-tet scalar gradient.
+
+    ``(Gc D x)[3c + j, i]`` is the averaged deformation gradient entry F_c[i, j]
+    for positions x (n, 3), i.e. rows 3c..3c+2 hold F_c^T.
+    """
+    G = cluster_matrix(labels, tet_weights)
+    G3 = sp.kron(G, sp.identity(3), format="csr")
+    return sp.csr_matrix(G3 @ scalar_gradient_operator(mesh))
+
+
+@dataclass
+class ReducedModel:
+    """Everything the reduced simulator needs, independent of the mesh size at run time.
+
+    Shapes (n vertices, t tets, m modes, r clusters, b bones, 4m = q):
+    X (n,3), T (t,4), masses (n,), mu/lam (t,), weights (n,m), eigenvalues (m,),
+    labels (t,), centre (3,), A_L/A_M (q,q), C_W (3r,q), cluster_mu/cluster_lam (r,),
+    and for LBS rigs rig_weights (n,b), A_LR/A_MR (q,4b), C_R (3r,4b).
+    """
+
+    X: np.ndarray
+    T: np.ndarray
+    masses: np.ndarray
+    mu: np.ndarray
+    lam: np.ndarray
+    leak: np.ndarray
+    weights: np.ndarray
+    eigenvalues: np.ndarray
+    labels: np.ndarray
+    centre: np.ndarray
+    scale: float
+    A_L: np.ndarray
+    A_M: np.ndarray
+    C_W: np.ndarray
+    cluster_mu: np.ndarray
+    cluster_lam: np.ndarray
+    rig_weights: np.ndarray | None = None
+    A_LR: np.ndarray | None = None
+    A_MR: np.ndarray | None = None
+    C_R: np.ndarray | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def m(self) -> int:
+        return int(self.weights.shape[1])
+
+    @property
+    def r(self) -> int:
+        return int(self.cluster_mu.shape[0])
+
+    @property
+    def n(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def bones(self) -> int:
+        return 0 if self.rig_weights is None else int(self.rig_weights.shape[1])
+
+    @property
+    def is_arap(self) -> bool:
+        return bool(np.all(self.lam == 0.0))
+
+    def basis(self, weights: np.ndarray | None = None, rest: np.ndarray | None = None) -> np.ndarray:
+        """Y for the tet vertices, or for embedded points given their weights (k,m) and rest (k,3)."""
+        if weights is None or rest is None:
+            return skinning_basis(self.weights, self.X, self.centre, self.scale)
+        return skinning_basis(weights, rest, self.centre, self.scale)
+
+    def mesh(self) -> TetMesh:
+        return TetMesh.from_arrays(self.X, self.T)
+
+
+def reduce_products(
+    mesh: TetMesh,
+    material: Material,
+    masses: np.ndarray,
+    weights: np.ndarray,
+    labels: np.ndarray,
+    rig_weights: np.ndarray | None,
+) -> dict[str, np.ndarray]:
+    """The precomputed products of Algorithm 2 in scalar-factored form (see module doc)."""
+    centre, scale = normalization(mesh.X)
+    Y = skinning_basis(weights, mesh.X, centre, scale)
+    Ls = scalar_laplacian(mesh, material.mu)
+    LY = Ls @ Y
+    MY = masses[:, None] * Y
+    stiffness = material.mu * mesh.volumes
+    CD = cluster_gradient_operator(mesh, labels, stiffness)
+    out = {
+        "centre": centre,
+        "scale": np.float64(scale),
+        "A_L": Y.T @ LY,
+        "A_M": Y.T @ MY,
+        "C_W": np.asarray(CD @ Y),
+        "cluster_mu": np.bincount(labels, weights=stiffness),
+        "cluster_lam": np.bincount(labels, weights=material.lam * mesh.volumes),
+    }
+    if rig_weights is not None:
+        YR = rig_basis(rig_weights, mesh.X)
+        out.update(A_LR=LY.T @ YR, A_MR=MY.T @ YR, C_R=np.asarray(CD @ YR))
+    return out
+
+
+def build_reduced_model(
+    mesh: TetMesh,
+    material: Material,
+    rig: Rig | None,
+    m: int,
+    r: int,
+    leak: np.ndarray | None = None,
+    seed: int = 0,
+    backend: str = "superlu",
+) -> ReducedModel:
+    """Modes, clusters and products for a tet mesh, material and rig (Algorithm 1 + §8.2).
+
+    leak: user momentum-leak field d (n,) in [0, 1]; None computes the default
+    surface-to-interior diffusion.
+    """
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    masses = lumped_mass(mesh, material.density)
+    d = default_leak_field(mesh) if leak is None else validate_leak_field(leak, mesh.n)
+    timings["leak"] = time.perf_counter() - t0
+    modes = skinning_eigenmodes(mesh, material, masses, rig, d, m, backend=backend)
+    timings["modes"] = modes.seconds
+    t0 = time.perf_counter()
+    labels = skinning_clusters(modes.weights, modes.eigenvalues, mesh.T, mesh.volumes, r, seed=seed)
+    timings["clusters"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    model = assemble_model(mesh, material, masses, d, rig, modes.weights, modes.eigenvalues, labels)
+    timings["products"] = time.perf_counter() - t0
+    model.timings = timings
+    return model
+
+
+def assemble_model(
+    mesh: TetMesh,
+    material: Material,
+    masses: np.ndarray,
+    leak: np.ndarray,
+    rig: Rig | None,
+    weights: np.ndarray,
+    eigenvalues: np.ndarray,
+    labels: np.ndarray,
+) -> ReducedModel:
+    """A reduced model from given modes W (n, m) and cluster labels (t,).
+
+    Used by :func:`build_reduced_model`, and to put a rotated copy of a
+    problem or a peer's basis on exactly the same subspace.
+    """
+    rig_w = rig.weights if isinstance(rig, LBSRig) else None
+    products = reduce_products(mesh, material, masses, weights, labels, rig_w)
+    return ReducedModel(
+        X=mesh.X,
+        T=mesh.T,
+        masses=masses,
+        mu=material.mu,
+        lam=material.lam,
+        leak=leak,
+        weights=weights,
+        eigenvalues=eigenvalues,
+        labels=labels,
+        centre=products["centre"],
+        scale=float(products["scale"]),
+        A_L=products["A_L"],
+        A_M=products["A_M"],
+        C_W=products["C_W"],
+        cluster_mu=products["cluster_mu"],
+        cluster_lam=products["cluster_lam"],
+        rig_weights=rig_w,
+        A_LR=products.get("A_LR"),
+        A_MR=products.get("A_MR"),
+        C_R=products.get("C_R"),
+    )

@@ -26,19 +26,20 @@ from pathlib import Path
 import numpy as np
 
 from .dynamics.reconstruct import Reconstructor
-from .dynamics.simulator import SimState, SimulationSettings, Simulator
+from .dynamics.simulator import FILM_FPS, SimState, SimulationSettings, Simulator
 from .dynamics.wobble import damping_coefficient, natural_frequencies, stiffness_scale
 from .errors import RigError, SimulationError, SkinmodesError
 from .geometry.embedding import Embedding, embed_points, embedded_positions, interpolate
 from .geometry.tetmesh import TetMesh
 from .geometry.tetrahedralize import TetResult, tetrahedralize
-from .io.atomic import atomic_file
+from .io.atomic import remove_stale_partials, save_npz_atomic
 from .io.model_cache import input_hash, load_or_build
 from .model.interior_weights import volume_bone_weights
 from .model.leak import default_leak_field
 from .model.materials import Material, scaled_field
-from .model.rig import LBSRig
-from .subspace.reduced import ReducedModel, rig_basis, rig_matrix
+from .model.rig import LBSRig, lbs_basis
+from .settings import BY_NAME
+from .subspace.reduced import ReducedModel, rig_matrix
 
 
 @dataclass(frozen=True)
@@ -91,26 +92,27 @@ class SolverSettings:
     in SI units; the modes were built with the character's MaterialSettings,
     and only the ratio of the two matters to the motion, so these scale it).
     damping_ratio: of the slowest motion (0 rings on, 1 is critically damped).
-    rest_state: "pose" settles on the animated pose, "rest" relaxes towards the elastic rest shape (see simulator.py).
+    rest_state: "pose" settles on the animated pose, "rest" relaxes towards the elastic rest shape (see the simulator).
     preroll: frames simulated before the start and discarded, so a shot that
     starts mid-motion starts with its flesh already in motion.
     reset_at_cuts: at a rig discontinuity (see JUMP_WARNING) restart the
     simulation at rest on the new pose instead of flinging the flesh.
     """
 
-    fps: float = 24.0
-    substeps: int = 2
+    # User settings default as core/settings.py defines them; the rest as the solver's own settings.
+    fps: float = FILM_FPS
+    substeps: int = int(BY_NAME["substeps"].default)
     max_iterations: int = SimulationSettings.max_iterations
     tolerance: float = SimulationSettings.tolerance
-    stiffness: str = "frequency"
-    wobble_hz: float = 3.0
-    damping_ratio: float = 0.2
-    youngs_modulus: float = MaterialSettings.youngs_modulus
-    density: float = MaterialSettings.density
-    rest_state: str = "pose"
-    material_model: str = "auto"
-    preroll: int = 0
-    reset_at_cuts: bool = False
+    stiffness: str = str(BY_NAME["stiffness_mode"].default).lower()
+    wobble_hz: float = float(BY_NAME["wobble_hz"].default)
+    damping_ratio: float = float(BY_NAME["damping_ratio"].default)
+    youngs_modulus: float = float(BY_NAME["youngs_modulus"].default)
+    density: float = float(BY_NAME["density"].default)
+    rest_state: str = SimulationSettings.rest_state
+    material_model: str = SimulationSettings.material
+    preroll: int = int(BY_NAME["preroll"].default)
+    reset_at_cuts: bool = bool(BY_NAME["reset_at_cuts"].default)
 
     def simulation(self) -> SimulationSettings:
         """The solver's settings; the stiffness scale and damping are set per frame by FrameSimulation."""
@@ -182,10 +184,6 @@ def _tet_mesh(inp: CharacterInput, subspace: SubspaceSettings, cache_dir: Path |
     for this same cache file are removed first.  A cache that cannot be
     written (a full disk, a read-only folder) costs the reuse, not the result.
     """
-    import io
-
-    from .io.pc2 import lock_partial, remove_stale_partials  # the partial-file rules of every cache file
-
     key = input_hash(
         "skinmodes-tets-2", inp.rest, inp.faces, subspace.target_tets, subspace.tet_method, subspace.loose_parts
     )
@@ -215,11 +213,7 @@ def _tet_mesh(inp: CharacterInput, subspace: SubspaceSettings, cache_dir: Path |
     if path is not None:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            archive = io.BytesIO()  # built whole first: a write that fails then leaves no half-open zip behind
-            np.savez(archive, key=np.str_(key), **res.to_arrays())  # type: ignore[arg-type]  # stub: **kwds vs allow_pickle
-            with atomic_file(path) as fh:
-                lock_partial(fh.fileno())
-                fh.write(archive.getbuffer())
+            save_npz_atomic(path, {"key": np.str_(key), **res.to_arrays()})
         except OSError as exc:
             log.append(f"could not cache the tet mesh in {path.parent} ({exc.strerror or exc}); recomputed next time")
     return res
@@ -375,6 +369,19 @@ def guard_probes(X: np.ndarray, count: int = GUARD_PROBES) -> np.ndarray:
     return np.unique(np.concatenate([far, spread]))
 
 
+def check_frame_range(start: int, end: int) -> tuple[int, int]:
+    """(start, end) as ints, or a one-line :class:`SimulationError` when the range holds no frame.
+
+    Both ends are simulated (end == start is one frame).  The bake, the
+    session and :class:`FrameSimulation` all refuse through here, before any
+    work, with the same words.
+    """
+    start, end = int(start), int(end)
+    if end < start:
+        raise SimulationError(f"the frame range {start} to {end} is empty; set the end frame after the start frame")
+    return start, end
+
+
 class FrameSimulation:
     """Simulates a frame range with sub-steps; any frame can be asked for, in any order.
 
@@ -400,8 +407,7 @@ class FrameSimulation:
         controls: ControlFrames | None = None,
         bone_names: Sequence[str] | None = None,
     ):
-        if end < start:
-            raise SimulationError(f"empty frame range {start}..{end}; set an end frame after the start frame")
+        check_frame_range(start, end)
         if solver.preroll < 0:
             raise SimulationError(f"pre-roll {solver.preroll} must be zero or more frames")
         self.prepared = prepared
@@ -418,7 +424,7 @@ class FrameSimulation:
         model = prepared.model
         probes = guard_probes(model.X)
         self._probe_basis = model.basis(model.weights[probes], model.X[probes])
-        self._probe_rig = None if model.rig_weights is None else rig_basis(model.rig_weights[probes], model.X[probes])
+        self._probe_rig = None if model.rig_weights is None else lbs_basis(model.rig_weights[probes], model.X[probes])
         self._rig_cache: dict[int, np.ndarray] = {}
         self.max_offset = 0.0  # largest guarded offset so far, as a share of the character's size
         first = self.start - solver.preroll

@@ -56,7 +56,10 @@ from .character import (
     renumbering_modifiers,
 )
 from .core.errors import CacheError, RigError, SkinmodesError
-from .core.io.pc2 import PC2Writer, check_writable, remove_stale_partials
+from .core.io.atomic import remove_stale_partials
+from .core.io.pc2 import PC2Writer, check_writable
+from .core.model.rig import normalize_weights
+from .core.pipeline import check_frame_range
 from .props import scene_of, settings
 from .session import (
     CACHE_MODIFIER,
@@ -227,8 +230,7 @@ def inverse_skinning_matrices(session: Session, frame: int) -> np.ndarray:
     to_local = session.to_local[frame]
     # Object-space linear map of bone j: to_local @ P_j @ G (rest coords -> sim -> world -> object).
     Lb = to_local[None] @ P @ G[None]
-    W = session.character.bone_weights
-    W = W / np.maximum(W.sum(axis=1, keepdims=True), 1e-12)
+    W = normalize_weights(session.character.bone_weights)
     L = np.einsum("kb,bij->kij", W, Lb)
     try:
         inv = np.linalg.inv(L)
@@ -260,11 +262,7 @@ class BakeJob:
         self.output = (output or s.output).upper()
         if self.output not in OUTPUTS:
             raise SkinmodesError(f"unknown output '{output}'; use pc2 or shapekeys")
-        self.start, self.end = frames if frames is not None else s.frame_range(self.scene)
-        if self.end < self.start:
-            raise SkinmodesError(
-                f"the frame range {self.start}-{self.end} is empty; set the end frame after the start frame"
-            )
+        self.start, self.end = check_frame_range(*(frames if frames is not None else s.frame_range(self.scene)))
         self.messages: list[str] = []
         self.warnings: list[str] = []  # the simulation's guard: implausible motion, said in one line each
         self.max_offset = 0.0  # largest secondary offset, as a share of the character's size

@@ -36,11 +36,9 @@ import bpy
 import numpy as np
 
 from .core.errors import MeshError, RigError, SkinmodesError
+from .core.model.rig import MIN_WEIGHT_SUM
 from .core.pipeline import CharacterInput
 from .props import SkinmodesSettings
-
-# Blender's Armature modifier ignores vertices whose weights sum below this.
-BLENDER_MIN_CONTRIB = 1e-4
 
 
 def armature_modifier(obj: bpy.types.Object) -> bpy.types.ArmatureModifier | None:
@@ -329,7 +327,7 @@ def vertex_positions(mesh: bpy.types.Mesh, out: np.ndarray | None = None) -> np.
 
     Read through the "position" attribute: for a float32 buffer that is one
     memory copy (about 5 us for 10k vertices), where ``vertices.foreach_get("co")``
-    goes element by element (about 1 ms into float64).
+    goes element by element.
     """
     k = len(mesh.vertices)
     if out is None or out.size != 3 * k or out.dtype != np.float32:
@@ -416,7 +414,7 @@ def read_character(
         if len(bad):  # before the zero check: NaN sums are not above zero either
             raise nan_weights_error(obj, bones[int(bad[0])], others=len(bad) - 1)
         total = W.sum(axis=1)
-        if not (total > BLENDER_MIN_CONTRIB).any():
+        if not (total > MIN_WEIGHT_SUM).any():
             raise RigError(f"all bone weights of '{obj.name}' are zero; paint weights or parent with automatic weights")
         L0 = matrix(obj_in.matrix_world)[:3, :3]
         mesh_in = cast(bpy.types.Mesh, obj_in.data)
@@ -438,7 +436,7 @@ def read_character(
         stiffness = group(s.stiffness_group, "the Stiffness Mask")
         density = group(s.density_group, "the Density Mask")
         leak = group(s.leak_group, "the Leak Group") if s.leak_mode == "GROUP" else None
-    unbound = total <= BLENDER_MIN_CONTRIB
+    unbound = total <= MIN_WEIGHT_SUM  # the vertices Blender's Armature modifier leaves where they are
     root = bool(unbound.any())
     if root:
         W = np.hstack([W, unbound[:, None].astype(np.float64)])

@@ -1,4 +1,4 @@
-"""From reduced coordinates to displacements of any point set (seed 000 §8.2).
+"""From reduced coordinates to displacements of any point set (Benchekroun et al. 2023, §8.2).
 
 ``u = Y Z`` where Y (k x 4m) is the skinning basis of the points: their
 skinning weights (interpolated from the tet mesh for embedded render

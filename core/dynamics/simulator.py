@@ -39,20 +39,28 @@ decomposition per step (the rig's clusters), two 3x3 products per cluster
 per iteration, and for co-rotational a second polar per evaluation.
 
 * ARAP (lam = 0): local-global.  Local: R_c = polar(F_c) for all clusters at
-  once.  Global: the quadratic with R fixed, one prefactored Cholesky solve.
+  once.  Global: the quadratic with R fixed, one prefactored solve.
   The energy never increases.
 * Co-rotational (lam > 0): the same system matrix gives a quasi-Newton
   direction; a backtracking (Armijo) line search on the true reduced energy
   guarantees decrease.
 
-Per iteration the work is two small GEMMs and one batched 3x3 polar
-decomposition: O(m r), independent of the number of vertices.  The LBS path
-(``step(p=...)``) is O(m b) per step on top; the rig-positions path
-(``step(x_rig=...)``) projects an arbitrary (n, 3) rig shape, O(n m + t).
+Layout.  Inside a step the 4m x 3 quantities (Z and its companions) are
+handled transposed, 3 x 4m, one row per coordinate, and the per-cluster 3x3
+matrices as rows (9, r) (``rows.py``); the constant operators are stored in
+the matching cluster order.  A global step is then three matrix-vector
+products with one precomputed matrix (BLAS runs those faster than one
+matrix product with three columns), and a local step one closed-form polar
+decomposition of all clusters at once (``polar.py``): a few tens of numpy
+calls on ~r numbers per iteration, O(m r), independent of the number of
+vertices.  The LBS path (``step(p=...)``) is O(m b) per step on top; the
+rig-positions path (``step(x_rig=...)``) projects an arbitrary (n, 3) rig
+shape, O(n m + t).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -61,9 +69,11 @@ import scipy.sparse as sp
 
 from ..errors import SimulationError
 from ..model.fem import scalar_laplacian
-from ..model.rig import homogeneous
+from ..model.rig import lbs_basis
+from ..settings import BY_NAME
 from ..subspace.reduced import ReducedModel, cluster_gradient_operator, rig_matrix
-from .polar import rotation
+from . import rows
+from .polar import rotation_rows
 
 ARMIJO = 1e-4
 MAX_BACKTRACKS = 30
@@ -74,11 +84,13 @@ REST_STATES = ("pose", "rest")
 MATERIAL_MODELS = ("auto", "arap", "corotational")
 # Systems (factorisations) kept for animated stiffness/damping values.
 SYSTEM_CACHE = 16
+# The frame rate assumed where none is given (film).
+FILM_FPS = 24.0
 
 
 @dataclass(frozen=True)
 class SimulationSettings:
-    """Solver settings.
+    """Solver settings; user-facing defaults come from ``core/settings.py``.
 
     time_step: h in seconds (frame duration / sub-steps).
     max_iterations, tolerance: stop when the RMS change of u in an iteration
@@ -95,14 +107,14 @@ class SimulationSettings:
     the elastic rest shape, the paper's energy); see the module doc.
     """
 
-    time_step: float = 1.0 / 48.0
-    max_iterations: int = 10
+    time_step: float = 1.0 / (FILM_FPS * int(BY_NAME["substeps"].default))
+    max_iterations: int = int(BY_NAME["iterations"].default)
     tolerance: float = 1e-5
     damping: float = 0.0
     stiffness_scale: float = 1.0
     gravity: tuple[float, float, float] = (0.0, 0.0, 0.0)
     material: str = "auto"
-    rest_state: str = "pose"
+    rest_state: str = str(BY_NAME["rest_state"].default).lower()
 
     def validated(self) -> SimulationSettings:
         if not (np.isfinite(self.time_step) and self.time_step > 0):
@@ -118,6 +130,11 @@ class SimulationSettings:
         if self.rest_state not in REST_STATES:
             raise SimulationError(f"unknown rest state {self.rest_state!r}; use 'pose' or 'rest'")
         return self
+
+
+def uses_arap(material: str, model: ReducedModel) -> bool:
+    """Whether the solver runs ARAP: asked for, or "auto" and the model has no volume term (Poisson ratio 0)."""
+    return material == "arap" or (material == "auto" and not model.cluster_lam.any())
 
 
 @dataclass(frozen=True)
@@ -139,11 +156,6 @@ class SimState:
         return SimState(self.z.copy(), self.z_prev.copy(), self.q.copy(), self.q_prev.copy(), self.step)
 
 
-def cluster_traces(Rs: np.ndarray, Fs: np.ndarray) -> np.ndarray:
-    """s_c = tr(R_c^T F_c) (r,) for stacked R_c^T and F_c^T (3r x 3)."""
-    return np.einsum("ij,ij->i", Rs.reshape(-1, 9), Fs.reshape(-1, 9))
-
-
 @dataclass(frozen=True)
 class StepReport:
     """What one step did: iterations used, final RMS update (m), energy (J), backtracks.
@@ -161,45 +173,74 @@ class StepReport:
 
 @dataclass(frozen=True)
 class _System:
-    """The prefactored global step for one stiffness scale kappa and damping c.
+    """The prefactored global step for one stiffness scale kappa and damping c (1/s).
 
-    chol: Cholesky factor of H = 2 kappa A_L + (1/h^2 + c/h) A_M (4m x 4m);
-    K_R (4m x 3r) maps stacked rotations to modes, Z = K_R Rs + Z0;
-    K_F (4m x 3r) = H^-1 C_W^T, for the co-rotational volume force;
-    w3 (3r, 1) kappa mu_c per row of the stacked F; lam (r,) kappa lam_c.
+    H = 2 kappa A_L + (1/h^2 + c/h) A_M (4m x 4m) is the quadratic part of the
+    step's potential; with the rotations fixed its minimiser is
+    Z = H^-1 (rhs + C_W^T W) for cluster forces W.  Transposed layout (module doc):
+    H_inv (4m x 4m); K_F (4m x 3r) = H^-1 C_W^T, columns in cluster order;
+    K_R = K_F diag(2 kappa mu_c), ARAP's whole global step; mu2 (r,) = 2 kappa mu_c;
+    lam (r,) = kappa lam_c; ch = c / h.
     """
 
     kappa: float
     damping: float
-    chol: tuple[np.ndarray, bool]
-    K_R: np.ndarray
-    K_F: np.ndarray
-    w3: np.ndarray
-    lam: np.ndarray
     ch: float
+    H: np.ndarray
+    H_inv: np.ndarray
+    K_F: np.ndarray
+    K_R: np.ndarray
+    mu2: np.ndarray
+    lam: np.ndarray
 
 
 @dataclass(frozen=True)
-class _StepTerms:
-    """Everything one step's potential needs besides Z (all 4m x 3 unless noted).
+class _Reference:
+    """Where the flesh rests on one rig pose (see ``_elastic_reference``).
 
-    lin, e0, s_ref, S: the elastic energy's linear coefficient, constant,
-    reference traces (r,) and the rig's cluster stretches (r, 3, 3) or None
-    (unscaled; see ``_elastic_reference``);
-    Fr (3r x 3): the rig's stacked cluster gradients F_rig,c^T;
-    Zh: inertial prediction 2 z - z_prev; z: the state now; dq: the rig's
-    momentum change q - (2 q_now - q_before); Z0: the global step's constant part.
+    Psi(Z) = Z.A_L Z + lin.Z + e0 - 2 mu.a + lam/2 (s - s_ref)^2 with lin (3 x 4m),
+    reference traces s_ref (r,) and the rig's cluster stretches S (9, r)
+    (None: the identity, the "rest" energy).
     """
 
     lin: np.ndarray
     e0: float
     s_ref: np.ndarray
     S: np.ndarray | None
+
+
+@dataclass(frozen=True)
+class _StepTerms:
+    """Everything one step's potential needs besides Z (3 x 4m arrays unless noted).
+
+    ref: the elastic reference; Fr (9, r): the rig's cluster gradients;
+    z: the state now; zh: the inertial prediction 2 z - z_prev; dq: the rig's
+    momentum change q - (2 q_now - q_before); Z0: the global step's constant part.
+    """
+
+    ref: _Reference
     Fr: np.ndarray
-    Zh: np.ndarray
     z: np.ndarray
+    zh: np.ndarray
     dq: np.ndarray
     Z0: np.ndarray
+
+
+@dataclass(frozen=True)
+class _Point:
+    """The co-rotational solver's iterate: Z (3 x 4m), its cluster gradients F, targets T = R S and
+    volume rotations Rv (9, r), volume traces s (r,) and the step's potential (J)."""
+
+    Z: np.ndarray
+    F: np.ndarray
+    T: np.ndarray
+    Rv: np.ndarray
+    s: np.ndarray
+    energy: float
+
+
+def _discard(_: float) -> None:
+    """Where energies go when nobody records them."""
 
 
 def character_size(X: np.ndarray) -> float:
@@ -215,20 +256,26 @@ class Simulator:
         self.model = model
         self.settings = (settings or SimulationSettings()).validated()
         s = self.settings
-        self.arap = s.material == "arap" or (s.material == "auto" and model.is_arap)
+        self.arap = uses_arap(s.material, model)
         self.pose = s.rest_state == "pose"
         self._ih2 = 1.0 / (s.time_step * s.time_step)
-        self._mu3 = np.repeat(model.cluster_mu, 3)[:, None]  # cluster stiffness per F row
+        # Symmetric to the last bit, so transposed products equal the untransposed ones.
+        self._A_L = 0.5 * (model.A_L + model.A_L.T)
+        self._A_M = 0.5 * (model.A_M + model.A_M.T)
+        order = rows.cluster_order(model.r)
+        self._C = np.ascontiguousarray(model.C_W[order])  # Z -> cluster rows
+        self._C_R = None if model.C_R is None else np.ascontiguousarray(model.C_R[order])  # P -> the rig's rows
+        self._mu_rows = np.tile(model.cluster_mu, 3)  # mu_c at position j r + c of a (3, 3r) row block
         self._lam = np.zeros(model.r) if self.arap else model.cluster_lam
         self._systems: dict[tuple[float, float], _System] = {}
         self._sys = self.system(s.stiffness_scale, s.damping)
         self._size = character_size(model.X)
         self._mass_total = float(model.masses.sum())
         g = np.asarray(s.gravity, dtype=np.float64)
-        self._gravity = None if not g.any() else np.outer(model.basis().T @ model.masses, g)
+        self._gravity = None if not g.any() else np.outer(g, model.basis().T @ model.masses)
         self._A_RR = None
         if model.rig_weights is not None and not self.pose:
-            YR = (model.rig_weights[:, :, None] * homogeneous(model.X)[:, None, :]).reshape(model.n, -1)
+            YR = lbs_basis(model.rig_weights, model.X)
             self._A_RR = YR.T @ (scalar_laplacian(model.mesh(), model.mu) @ YR)
         self._basis: np.ndarray | None = None
         self._positions_ops: tuple[np.ndarray, np.ndarray, sp.csr_matrix, sp.csr_matrix] | None = None
@@ -249,20 +296,21 @@ class Simulator:
             raise SimulationError(
                 f"stiffness scale {kappa:g} and damping {c:g} must be positive and finite; check the wobble controls"
             )
-        m = self.model
         h = self.settings.time_step
-        H = 2.0 * kappa * m.A_L + (self._ih2 + c / h) * m.A_M
-        chol = sla.cho_factor(0.5 * (H + H.T))
-        w3 = kappa * self._mu3
+        H = 2.0 * kappa * self._A_L + (self._ih2 + c / h) * self._A_M
+        chol = sla.cho_factor(H)
+        K_F = sla.cho_solve(chol, self._C.T)
+        mu2 = 2.0 * kappa * self.model.cluster_mu
         new = _System(
             kappa=kappa,
             damping=c,
-            chol=chol,
-            K_R=sla.cho_solve(chol, 2.0 * (m.C_W * w3).T),
-            K_F=sla.cho_solve(chol, m.C_W.T),
-            w3=w3,
-            lam=kappa * self._lam,
             ch=c / h,
+            H=H,
+            H_inv=sla.cho_solve(chol, np.eye(len(H))),
+            K_F=K_F,
+            K_R=K_F * np.tile(mu2, 3),
+            mu2=mu2,
+            lam=kappa * self._lam,
         )
         if len(self._systems) >= SYSTEM_CACHE:
             self._systems.pop(next(iter(self._systems)))
@@ -272,15 +320,16 @@ class Simulator:
     # ------------------------------------------------------------------ rig input
     def _rig_terms_lbs(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, float]:
         m = self.model
-        if m.A_LR is None or m.A_MR is None or m.C_R is None:
+        if m.A_LR is None or m.A_MR is None or self._C_R is None:
             raise SimulationError("this model was built without an LBS rig; drive it with rig positions instead")
         P = rig_matrix(p)
         if P.shape[0] != m.A_LR.shape[1]:
             raise SimulationError(f"expected {3 * m.A_LR.shape[1]} rig parameters, got {np.size(p)}")
+        Fr = np.matmul(self._C_R, P.T[:, :, None]).reshape(9, -1)
         if self.pose:
-            return m.A_MR @ P, m.C_R @ P, None, 0.0
+            return m.A_MR @ P, Fr, None, 0.0
         assert self._A_RR is not None
-        return m.A_MR @ P, m.C_R @ P, m.A_LR @ P, float(np.sum(P * (self._A_RR @ P)))
+        return m.A_MR @ P, Fr, m.A_LR @ P, float(np.sum(P * (self._A_RR @ P)))
 
     def _rig_terms_positions(self, x_rig: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, float]:
         if self._positions_ops is None:
@@ -294,14 +343,15 @@ class Simulator:
         x = np.asarray(x_rig, dtype=np.float64)
         if x.shape != (self.model.n, 3):
             raise SimulationError(f"rig positions must have shape ({self.model.n}, 3), got {x.shape}")
+        Fr = rows.from_stacked(np.asarray(CD @ x))
         if self.pose:
-            return MY.T @ x, np.asarray(CD @ x), None, 0.0
-        return MY.T @ x, np.asarray(CD @ x), LY.T @ x, float(np.sum(x * (Ls @ x)))
+            return MY.T @ x, Fr, None, 0.0
+        return MY.T @ x, Fr, LY.T @ x, float(np.sum(x * (Ls @ x)))
 
     def _rig_terms(
         self, p: np.ndarray | None, x_rig: np.ndarray | None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, float]:
-        """(q, F_rig, b_L, constant) for an LBS pose p or rig positions x_rig; exactly one must be given.
+        """(q (4m x 3), F_rig (9, r), b_L, constant) for an LBS pose p or rig positions x_rig; exactly one.
 
         b_L (4m x 3) and the constant are the rig's Laplacian terms, needed
         only by the "rest" energy (None and 0 for "pose").
@@ -334,10 +384,8 @@ class Simulator:
         return SimState(z=z, z_prev=z.copy(), q=q, q_prev=q_prev)
 
     # ------------------------------------------------------------------ energy
-    def _elastic_reference(
-        self, Fr: np.ndarray, bL: np.ndarray | None, const: float
-    ) -> tuple[np.ndarray, float, np.ndarray, np.ndarray | None]:
-        """(lin (4m x 3), e0, s_ref (r,), S (r, 3, 3) or None): the terms that set where the flesh rests.
+    def _elastic_reference(self, Fr: np.ndarray, bL: np.ndarray | None, const: float) -> _Reference:
+        """The terms that set where the flesh rests, for the rig's cluster gradients Fr (9, r).
 
         Psi(Z) = Z.A_L Z + lin.Z + e0 - 2 mu.a + lam/2 (s - s_ref)^2 with
         a_c = tr(R_c^T F_c S_c), R_c = polar(F_c S_c), s_c = tr(polar(F_c)^T F_c).
@@ -355,82 +403,71 @@ class Simulator:
         m = self.model
         if not self.pose:
             assert bL is not None
-            return 2.0 * bL, const + 3.0 * float(m.cluster_mu.sum()), np.full(m.r, 3.0), None
-        r = m.r
-        R0t = rotation(Fr.reshape(r, 3, 3))  # R0_c^T
-        S = R0t @ np.swapaxes(Fr.reshape(r, 3, 3), 1, 2)  # R0^T F_rig: the rig's stretch per cluster
-        S = 0.5 * (S + np.swapaxes(S, 1, 2))
-        s0 = cluster_traces(R0t.reshape(3 * r, 3), Fr)
-        e0 = 2.0 * float(m.cluster_mu @ np.einsum("ij,ij->i", Fr.reshape(r, 9), Fr.reshape(r, 9)))
-        return m.C_W.T @ (2.0 * self._mu3 * Fr), e0, s0, S
+            return _Reference(2.0 * bL.T, const + 3.0 * float(m.cluster_mu.sum()), np.full(m.r, 3.0), None)
+        R0 = rotation_rows(Fr)
+        S = rows.product(rows.transpose(R0), Fr)  # R0^T F_rig: the rig's stretch per cluster
+        S = 0.5 * (S + rows.transpose(S))
+        lin = (2.0 * self._mu_rows * Fr.reshape(3, -1)) @ self._C
+        return _Reference(lin, 2.0 * float(m.cluster_mu @ rows.traces(Fr, Fr)), rows.traces(R0, Fr), S)
 
-    def _elastic(self, Z: np.ndarray, a: np.ndarray, s: np.ndarray, t: _StepTerms) -> float:
-        """Psi(Z) (unscaled, J) given the traces a and s at Z: the one place the elastic energy is written."""
-        m = self.model
-        e = float(np.sum(Z * (m.A_L @ Z))) + float(np.sum(Z * t.lin)) + t.e0
-        return e - 2.0 * float(m.cluster_mu @ a) + 0.5 * float(self._lam @ (s - t.s_ref) ** 2)
+    def _elastic(self, ref: _Reference, Z: np.ndarray, a: np.ndarray, s: np.ndarray) -> float:
+        """Psi(Z) (unscaled, J) for Z (3 x 4m) given its traces a and s (r,).
+
+        The one place the elastic energy is written: the step's potential, its
+        record and ``elastic_energy`` all evaluate it here.
+        """
+        e = np.vdot(Z, Z @ self._A_L + ref.lin) + ref.e0 - 2.0 * (self.model.cluster_mu @ a)
+        return float(e + 0.5 * (self._lam @ (s - ref.s_ref) ** 2))
 
     def _potential(self, sys: _System, t: _StepTerms, Z: np.ndarray, a: np.ndarray, s: np.ndarray) -> float:
-        """The incremental potential E(Z) of one step (J)."""
-        A_M = self.model.A_M
-        d = Z - t.Zh
-        e = sys.kappa * self._elastic(Z, a, s, t)
-        e += 0.5 * self._ih2 * float(np.sum(d * (A_M @ d))) + self._ih2 * float(np.sum(d * t.dq))
+        """The incremental potential E(Z) of one step (J), Z (3 x 4m)."""
+        d = Z - t.zh
+        e = sys.kappa * self._elastic(t.ref, Z, a, s) + self._ih2 * float(np.vdot(d, 0.5 * (d @ self._A_M) + t.dq))
         if sys.ch:
             dz = Z - t.z
-            e += 0.5 * sys.ch * float(np.sum(dz * (A_M @ dz)))
+            e += 0.5 * sys.ch * float(np.vdot(dz, dz @ self._A_M))
         if self._gravity is not None:
-            e -= float(np.sum(Z * self._gravity))
+            e -= float(np.vdot(Z, self._gravity))
         return e
 
-    def _local(self, Fs: np.ndarray, S: np.ndarray | None) -> np.ndarray:
-        """The local step: stacked (R_c S_c)^T (3r x 3) with R_c = polar(F_c S_c).
+    # ------------------------------------------------------------------ the two halves of an iteration
+    def _gradients(self, Z: np.ndarray, Fr: np.ndarray) -> np.ndarray:
+        """Cluster deformation gradients F (9, r) of the rig plus secondary motion Z (3 x 4m)."""
+        return np.matmul(self._C, Z[:, :, None]).reshape(9, -1) + Fr
 
-        Fs stacks F_c^T.  (R S)^T is what the global step and the energy's
-        gradient need, and a_c = tr(R_c^T F_c S_c) = cluster_traces(RS, Fs)
-        (computed only where the energy is); S = None is the identity (the
-        "rest" energy).
-        """
-        r = self.model.r
+    def _local(self, F: np.ndarray, S: np.ndarray | None) -> np.ndarray:
+        """The local step: targets T_c = R_c S_c (9, r) with R_c = polar(F_c S_c); S = None is the identity."""
         if S is None:
-            RS = rotation(Fs.reshape(r, 3, 3)).reshape(3 * r, 3)
-        else:
-            SF = S @ Fs.reshape(r, 3, 3)  # (F S)^T
-            RS = (S @ rotation(SF)).reshape(3 * r, 3)
-        return RS
+            return rotation_rows(F)
+        return rows.product(rotation_rows(rows.product(F, S)), S)
 
-    def _volume(self, Fs: np.ndarray, t: _StepTerms, RS: np.ndarray, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Stacked polar(F_c)^T and s_c = tr(polar(F_c)^T F_c) for the volume term (the local step's when S = I)."""
-        if t.S is None:
-            return RS, a
-        r = self.model.r
-        Rv = rotation(Fs.reshape(r, 3, 3)).reshape(3 * r, 3)
-        return Rv, cluster_traces(Rv, Fs)
+    def _traces(self, F: np.ndarray, T: np.ndarray, S: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(a, Rv, s): a_c = tr(T_c^T F_c), the volume rotations polar(F_c) (9, r) and s_c = tr(Rv_c^T F_c)."""
+        a = rows.traces(T, F)
+        if S is None:
+            return a, T, a
+        Rv = rotation_rows(F)
+        return a, Rv, rows.traces(Rv, F)
+
+    def _global(self, K: np.ndarray, W: np.ndarray, Z0: np.ndarray) -> np.ndarray:
+        """Z = K W + Z0 (3 x 4m) for cluster rows W (9, r) and K (4m x 3r) in cluster order."""
+        return np.matmul(K, W.reshape(3, -1, 1)).reshape(3, -1) + Z0
 
     def _rms(self, dZ: np.ndarray) -> float:
-        """Mass-weighted RMS (m) of the displacement change u = Y dZ."""
-        return float(np.sqrt(max(np.sum(dZ * (self.model.A_M @ dZ)), 0.0) / self._mass_total))
+        """Mass-weighted RMS (m) of the displacement change u = Y dZ, dZ (3 x 4m)."""
+        return float(np.sqrt(max(np.vdot(dZ, dZ @ self._A_M), 0.0) / self._mass_total))
 
     # ------------------------------------------------------------------ step
-    def _terms(
-        self,
-        sys: _System,
-        state: SimState,
-        q: np.ndarray,
-        Fr: np.ndarray,
-        ref: tuple[np.ndarray, float, np.ndarray, np.ndarray | None],
-    ) -> _StepTerms:
-        A_M = self.model.A_M
-        lin, e0, s_ref, S = ref
-        Zh = 2.0 * state.z - state.z_prev
-        dq = q - (2.0 * state.q - state.q_prev)
-        rhs = -sys.kappa * lin + self._ih2 * (A_M @ Zh - dq)
+    def _terms(self, sys: _System, state: SimState, q: np.ndarray, Fr: np.ndarray, ref: _Reference) -> _StepTerms:
+        z = state.z.T
+        zh = 2.0 * z - state.z_prev.T
+        dq = (q - (2.0 * state.q - state.q_prev)).T
+        rhs = self._ih2 * (zh @ self._A_M - dq) - sys.kappa * ref.lin
         if sys.ch:
-            rhs += sys.ch * (A_M @ state.z)
+            rhs += sys.ch * (z @ self._A_M)
         if self._gravity is not None:
             rhs += self._gravity
-        Z0 = sla.cho_solve(sys.chol, rhs, check_finite=False)
-        return _StepTerms(lin=lin, e0=e0, s_ref=s_ref, S=S, Fr=Fr, Zh=Zh, z=state.z, dq=dq, Z0=Z0)
+        return _StepTerms(ref=ref, Fr=Fr, z=z, zh=zh, dq=dq, Z0=rhs @ sys.H_inv)
 
     def step(
         self,
@@ -450,15 +487,7 @@ class Simulator:
         Raises :class:`SimulationError` naming ``frame`` on non-finite input or blow-up.
         """
         where = f"frame {frame:g}: " if frame is not None else f"step {state.step + 1}: "
-        if (p is None) == (x_rig is None):
-            raise SimulationError("give exactly one of rig parameters p or rig positions x_rig")
-        rig_in = p if p is not None else x_rig
-        if not np.isfinite(np.asarray(rig_in, dtype=np.float64)).all():
-            raise SimulationError(
-                where + "the rig pose contains NaN or infinite values; check the armature's animation"
-            )
-        if not (np.isfinite(state.z).all() and np.isfinite(state.z_prev).all()):
-            raise SimulationError(where + "the simulation state holds NaN; clear the cache and simulate again")
+        self._check_input(state, p, x_rig, where)
         sys = self._sys
         if stiffness_scale is not None or damping is not None:
             s = self.settings
@@ -470,84 +499,81 @@ class Simulator:
         terms = self._terms(sys, state, q, Fr, self._elastic_reference(Fr, bL, const))
         solve = self._solve_arap if self.arap else self._solve_corotational
         Z, report = solve(sys, terms, record)
-        self._check(Z, where)
-        return SimState(z=Z, z_prev=state.z, q=q, q_prev=state.q, step=state.step + 1), report
+        z = np.ascontiguousarray(Z.T)
+        self._check(z, where)
+        return SimState(z=z, z_prev=state.z, q=q, q_prev=state.q, step=state.step + 1), report
 
     def _solve_arap(self, sys: _System, t: _StepTerms, record: list[float] | None) -> tuple[np.ndarray, StepReport]:
         """Local-global iterations: rotations, then one prefactored solve; monotone in the energy."""
-        C_W = self.model.C_W
+        observe = self._energy_observer(sys, t, record)
         tol = self.settings.tolerance * self._size
         n_iter = self.settings.max_iterations
-        Z = t.z.copy()
-        Fs = C_W @ Z + t.Fr
-        RS = self._local(Fs, t.S)
-        if record is not None:
-            a = cluster_traces(RS, Fs)
-            record.append(self._potential(sys, t, Z, a, a))
+        Z = t.z
+        F = self._gradients(Z, t.Fr)
         residual, it = np.inf, 0
         for it in range(1, n_iter + 1):
-            Z_new = sys.K_R @ RS + t.Z0
-            if record is not None:
-                a_fixed = cluster_traces(RS, C_W @ Z_new + t.Fr)  # rotations of the last local step
-                record.append(self._potential(sys, t, Z_new, a_fixed, a_fixed))
+            T = self._local(F, t.ref.S)
+            observe(Z, F, T)
+            Z_new = self._global(sys.K_R, T, t.Z0)
+            F = self._gradients(Z_new, t.Fr)
+            observe(Z_new, F, T)  # with the last local step's rotations
             if tol > 0.0 or it == n_iter:  # with tolerance 0 only the final update is reported
                 residual = self._rms(Z_new - Z)
             Z = Z_new
-            Fs = C_W @ Z + t.Fr
-            done = residual <= tol or it == n_iter
-            if done and record is None:
-                break  # no local step follows the last global one
-            RS = self._local(Fs, t.S)
-            if record is not None:
-                a = cluster_traces(RS, Fs)
-                record.append(self._potential(sys, t, Z, a, a))
-            if done:
+            if residual <= tol:
                 break
-        a = cluster_traces(RS, Fs)
+        a = rows.traces(T, F)
         return Z, StepReport(iterations=it, residual=residual, energy=self._potential(sys, t, Z, a, a))
+
+    def _energy_observer(
+        self, sys: _System, t: _StepTerms, record: list[float] | None
+    ) -> Callable[[np.ndarray, np.ndarray, np.ndarray], None]:
+        """observe(Z, F, T): appends the ARAP potential at Z with targets T to ``record``, if any."""
+        if record is None:
+            return lambda Z, F, T: None
+
+        def observe(Z: np.ndarray, F: np.ndarray, T: np.ndarray) -> None:
+            a = rows.traces(T, F)
+            record.append(self._potential(sys, t, Z, a, a))
+
+        return observe
 
     def _solve_corotational(
         self, sys: _System, t: _StepTerms, record: list[float] | None
     ) -> tuple[np.ndarray, StepReport]:
         """Quasi-Newton with the constant system matrix and an Armijo line search on the true energy."""
-        C_W = self.model.C_W
+        keep = _discard if record is None else record.append
         tol = self.settings.tolerance * self._size
         n_iter = self.settings.max_iterations
-        Z = t.z.copy()
-        Fs = C_W @ Z + t.Fr
-        RS = self._local(Fs, t.S)
-        a = cluster_traces(RS, Fs)
-        Rv, sv = self._volume(Fs, t, RS, a)
-        energy = self._potential(sys, t, Z, a, sv)
-        if record is not None:
-            record.append(energy)
+        point = self._evaluate(sys, t, t.z, self._gradients(t.z, t.Fr))
+        keep(point.energy)
         residual, it, backtracks = np.inf, 0, 0
         for it in range(1, n_iter + 1):
-            target = sys.K_R @ RS - sys.K_F @ (np.repeat(sys.lam * (sv - t.s_ref), 3)[:, None] * Rv) + t.Z0
-            dZ = target - Z
-            slope = -float(np.sum(dZ * self._hess_dot(sys, dZ)))
-            dF = C_W @ dZ
+            # The global step with the volume force frozen: a descent direction for H.
+            W = point.T * sys.mu2 - point.Rv * (sys.lam * (point.s - t.ref.s_ref))
+            dZ = self._global(sys.K_F, W, t.Z0) - point.Z
+            slope = -float(np.vdot(dZ, dZ @ sys.H))  # grad . dZ
+            dF = np.matmul(self._C, dZ[:, :, None]).reshape(9, -1)
             alpha = 1.0
             while True:
-                Fs_t = Fs + alpha * dF
-                RS_t = self._local(Fs_t, t.S)
-                a_t = cluster_traces(RS_t, Fs_t)
-                Rv_t, sv_t = self._volume(Fs_t, t, RS_t, a_t)
-                e_t = self._potential(sys, t, Z + alpha * dZ, a_t, sv_t)
-                if e_t <= energy + ARMIJO * alpha * slope or backtracks >= MAX_BACKTRACKS:
+                trial = self._evaluate(sys, t, point.Z + alpha * dZ, point.F + alpha * dF)
+                if trial.energy <= point.energy + ARMIJO * alpha * slope or backtracks >= MAX_BACKTRACKS:
                     break
                 alpha *= 0.5
                 backtracks += 1
             if tol > 0.0 or it == n_iter:
                 residual = self._rms(alpha * dZ)
-            Z = Z + alpha * dZ
-            Fs = Fs_t
-            RS, a, Rv, sv, energy = RS_t, a_t, Rv_t, sv_t, e_t
-            if record is not None:
-                record.append(energy)
+            point = trial
+            keep(point.energy)
             if residual <= tol:
                 break
-        return Z, StepReport(iterations=it, residual=residual, energy=energy, backtracks=backtracks)
+        return point.Z, StepReport(iterations=it, residual=residual, energy=point.energy, backtracks=backtracks)
+
+    def _evaluate(self, sys: _System, t: _StepTerms, Z: np.ndarray, F: np.ndarray) -> _Point:
+        """The co-rotational iterate at Z (3 x 4m) with cluster gradients F: local step, volume and energy."""
+        T = self._local(F, t.ref.S)
+        a, Rv, s = self._traces(F, T, t.ref.S)
+        return _Point(Z=Z, F=F, T=T, Rv=Rv, s=s, energy=self._potential(sys, t, Z, a, s))
 
     def elastic_energy(self, z: np.ndarray, p: np.ndarray | None = None, x_rig: np.ndarray | None = None) -> float:
         """Hyper-reduced elastic energy kappa * Psi (J) of secondary motion z on the rig pose p or x_rig.
@@ -556,30 +582,33 @@ class Simulator:
         """
         _, Fr, bL, const = self._rig_terms(p, x_rig)
         ref = self._elastic_reference(Fr, bL, const)
-        t = _StepTerms(lin=ref[0], e0=ref[1], s_ref=ref[2], S=ref[3], Fr=Fr, Zh=z, z=z, dq=z, Z0=z)
-        Fs = self.model.C_W @ z + Fr
-        RS = self._local(Fs, t.S)
-        a = cluster_traces(RS, Fs)
-        _, sv = self._volume(Fs, t, RS, a)
-        return self._sys.kappa * self._elastic(z, a, sv, t)
+        Z = np.asarray(z, dtype=np.float64).T
+        F = self._gradients(Z, Fr)
+        a, _, s = self._traces(F, self._local(F, ref.S), ref.S)
+        return self._sys.kappa * self._elastic(ref, Z, a, s)
 
     def kinetic_energy(self, state: SimState) -> float:
         """Kinetic energy (J) of the secondary motion alone, from the last step's velocity."""
         dz = state.z - state.z_prev
-        return 0.5 * self._ih2 * float(np.sum(dz * (self.model.A_M @ dz)))
+        return 0.5 * self._ih2 * float(np.vdot(dz, self._A_M @ dz))
 
-    def _hess_dot(self, sys: _System, dZ: np.ndarray) -> np.ndarray:
-        """H dZ for the constant quasi-Newton matrix H (so grad . dZ = -dZ^T H dZ)."""
-        m = self.model
-        return 2.0 * sys.kappa * (m.A_L @ dZ) + (self._ih2 + sys.ch) * (m.A_M @ dZ)
+    def _check_input(self, state: SimState, p: np.ndarray | None, x_rig: np.ndarray | None, where: str) -> None:
+        if (p is None) == (x_rig is None):
+            raise SimulationError("give exactly one of rig parameters p or rig positions x_rig")
+        if not np.isfinite(np.asarray(p if p is not None else x_rig, dtype=np.float64)).all():
+            raise SimulationError(
+                where + "the rig pose contains NaN or infinite values; check the armature's animation"
+            )
+        if not (np.isfinite(state.z).all() and np.isfinite(state.z_prev).all()):
+            raise SimulationError(where + "the simulation state holds NaN; clear the cache and simulate again")
 
-    def _check(self, Z: np.ndarray, where: str) -> None:
-        if not np.isfinite(Z).all():
+    def _check(self, z: np.ndarray, where: str) -> None:
+        if not np.isfinite(z).all():
             raise SimulationError(
                 where + "the simulation produced NaN; the time step is too large for the stiffness "
                 "(add sub-steps or lower the wobble frequency) or the rig jumps between frames"
             )
-        rms = float(np.sqrt(np.sum(Z * (self.model.A_M @ Z)) / self._mass_total))
+        rms = float(np.sqrt(np.vdot(z, self._A_M @ z) / self._mass_total))
         if rms > BLOWUP_FACTOR * self._size:
             raise SimulationError(
                 where + f"the simulation blew up (secondary motion {rms:.3g} m on a {self._size:.3g} m character); "

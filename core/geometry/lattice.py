@@ -44,7 +44,7 @@ from ..errors import MeshError
 from .embedding import barycentric
 from .primitives import CUBE_TETS
 from .surface import closest_points_on_triangles, closest_surface_points, face_parts, part_volumes, triangle_areas
-from .tetmesh import boundary_faces, face_adjacency, signed_volumes
+from .tetmesh import boundary_faces, compact_unreferenced, face_adjacency, signed_volumes
 from .winding import column_winding_numbers
 
 # A snapped tet must keep at least this fraction of its lattice volume.
@@ -341,9 +341,7 @@ def lattice_mesh(
         X, keep = snap_to_surface(X, T, V, F, ~fixed, V[held], vt[held], cell)
         if not keep.all():
             vt[held] = index_in(np.flatnonzero(keep), vt[held])
-            vids_used, T = np.unique(T[keep], return_inverse=True)
-            T = T.reshape(-1, 4)
-            X = X[vids_used]
+            X, T, _ = compact_unreferenced(X, T[keep])
         vt[held] = holding_tets(X, T, V[held], vt[held])
     return LatticeMesh(
         X=X,

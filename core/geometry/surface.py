@@ -15,6 +15,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from ..errors import MeshError
+from .tetmesh import compact_unreferenced
 
 # Relative to the bounding-box diagonal: points closer than this are one point.
 WELD_RTOL = 1e-9
@@ -95,11 +96,7 @@ def clean_surface(V: np.ndarray, F: np.ndarray) -> CleanSurface:
     Fw = Fw[triangle_areas(Vw, Fw) > (WELD_RTOL * diag) ** 2]
     if len(Fw) == 0:
         raise MeshError("every face of the mesh is degenerate (zero area); the mesh has no surface")
-    used = np.zeros(len(Vw), dtype=bool)
-    used[Fw.ravel()] = True
-    remap = np.full(len(Vw), -1, dtype=np.int64)
-    remap[used] = np.arange(int(used.sum()))
-    Vc, Fc = Vw[used], remap[Fw]
+    Vc, Fc, remap = compact_unreferenced(Vw, Fw)
     vmap = remap[weld]
     return CleanSurface(V=Vc, F=Fc, vertex_map=vmap, part=face_parts(Fc, len(Vc)))
 

@@ -96,6 +96,24 @@ def validate_arrays(X: np.ndarray, T: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return X, T
 
 
+def compact_unreferenced(X: np.ndarray, E: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Drop the vertices no element uses and renumber the elements.
+
+    X: (n, d) vertex rows, E: (e, c) element indices (tets, triangles) into X.
+    Returns X[used] (u, d), E renumbered (e, c) int64, and remap (n,) int64:
+    the new index of each old vertex, -1 for dropped ones.  Kept vertices keep
+    their relative order (new index = rank among the used ones), the same
+    numbering as ``np.unique(E, return_inverse=True)``, so meshes built
+    either way are identical bit for bit.
+    """
+    E = np.asarray(E)
+    used = np.zeros(len(X), dtype=bool)
+    used[E.ravel()] = True
+    remap = np.full(len(X), -1, dtype=np.int64)
+    remap[used] = np.arange(int(used.sum()), dtype=np.int64)
+    return X[used], remap[E], remap
+
+
 def shape_gradients(X: np.ndarray, T: np.ndarray) -> np.ndarray:
     """Gradients of the four hat functions in every tet.
 

@@ -3,12 +3,11 @@
 Mesher choice.  "auto" (the default) and "lattice" use the built-in lattice
 mesher (``lattice.py``, pure numpy/scipy): deterministic (identical input,
 bit-identical tets, so the same file gives the same jiggle on every
-machine), fast (a 7k-triangle character to 15k tets in well under a
-second), and it puts every surface vertex inside the volume, open fins and
+machine), fast, and it puts every surface vertex inside the volume, open fins and
 cards included.  "wildmeshing" runs fTetWild (MPL-2.0, 4 MB wheels for
 CPython 3.11/3.13 on Linux x64 and macOS; none for Windows), which follows
 the surface more closely but is neither deterministic from run to run nor
-fast (76 s of a humanoid's 84 s), and leaves open fins outside its volume:
+fast (on a humanoid it is most of the preparation time), and leaves open fins outside its volume:
 it is an explicit choice for quality.
 
 Resolution is one setting, the target tet count.  The simulation only needs
@@ -45,7 +44,7 @@ from ..errors import MeshError
 from .embedding import embed_points
 from .lattice import BODY, JOIN_CELLS, SKIPPED, LatticeMesh, lattice_mesh
 from .surface import CleanSurface, clean_surface, part_volumes
-from .tetmesh import dihedral_angles, face_adjacency, signed_volumes
+from .tetmesh import compact_unreferenced, dihedral_angles, face_adjacency, signed_volumes
 
 DEFAULT_TARGET_TETS = 15_000
 # Beyond this the simulation mesh no longer fits the "real time" brief and a
@@ -195,10 +194,8 @@ def _tidy(X: np.ndarray, T: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     T = np.where((vol < 0)[:, None], T[:, [1, 0, 2, 3]], T)
     scale = np.abs(vol).max() if len(vol) else 1.0
     T = T[np.abs(vol) > 1e-12 * scale]
-    used = np.unique(T)
-    remap = np.full(len(X), -1, dtype=np.int64)
-    remap[used] = np.arange(len(used))
-    return X[used], remap[T]
+    X, T, _ = compact_unreferenced(X, T)
+    return X, T
 
 
 def estimated_volume(V: np.ndarray, F: np.ndarray, part: np.ndarray) -> float:

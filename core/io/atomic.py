@@ -13,19 +13,33 @@ of the folder) exactly as for a plain ``open``: 0644 under umask 022, 0600
 under 077.  Reading the umask is not needed, and not done: ``os.umask`` can
 only be read by setting it, which would change it for every thread of the
 process (Blender's included) for a moment.
+
+The rules for temporary files live here too: their names
+(:func:`partial_pattern`), the lock a live writer holds on its own
+(:func:`lock_partial`), and which ones a killed run left behind
+(:func:`stale_partials`).  :func:`save_npz_atomic` is the one .npz writer of
+every cache.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import secrets
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
+import numpy as np
+
 from ..errors import CacheError
+
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks; a temporary file's age alone says it is stale
+    fcntl = None  # type: ignore[assignment]
 
 # Temporary files are hidden (leading dot) and say what they are, in case a
 # crash (power loss, SIGKILL) leaves one behind; a normal failure removes it.
@@ -140,3 +154,96 @@ def atomic_file(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO[A
         out.abort()
         raise
     out.commit()
+
+
+def lock_partial(fd: int) -> None:
+    """Mark an open temporary file as being written: an advisory lock the kernel drops when the writer dies.
+
+    A run that was killed (SIGKILL, power loss) leaves its temporary file
+    unlocked; a live writer in another process keeps its own locked, so
+    :func:`stale_partials` never takes a running bake's file for a leftover.
+    """
+    if fcntl is None:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        pass  # a filesystem without locks (some network mounts): the age test still guards the file
+
+
+def partial_in_use(path: Path) -> bool:
+    """True if a live writer holds ``path`` locked (see :func:`lock_partial`)."""
+    if fcntl is None:
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False  # locks unsupported here: nothing can hold one
+    finally:
+        os.close(fd)  # closing drops the probe's own lock
+    return False
+
+
+def stale_partials(path: str | os.PathLike[str], older_than: float, legacy: Iterable[str] = ()) -> list[Path]:
+    """Temporary files that interrupted writers of ``path`` left beside it, oldest first.
+
+    Only this add-on's own naming for exactly that destination (see
+    :func:`partial_pattern`, plus the exact file names in ``legacy``), last
+    modified before ``older_than`` (seconds since the epoch: the start of
+    the current run), and not locked by a live writer.  Nothing else in the
+    folder is ever considered.
+    """
+    path = Path(path)
+    pattern, extra = partial_pattern(path), set(legacy)
+    try:
+        entries = list(os.scandir(path.parent))
+    except OSError:
+        return []
+    found: list[tuple[float, Path]] = []
+    for entry in entries:
+        if not (pattern.fullmatch(entry.name) or entry.name in extra):
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if entry.is_file(follow_symlinks=False) and st.st_mtime < older_than and not partial_in_use(Path(entry.path)):
+            found.append((st.st_mtime, Path(entry.path)))
+    return [p for _, p in sorted(found)]
+
+
+def remove_stale_partials(path: str | os.PathLike[str], older_than: float, legacy: Iterable[str] = ()) -> list[Path]:
+    """Delete :func:`stale_partials` of ``path``; returns those removed (one that cannot be is left alone)."""
+    removed = []
+    for stale in stale_partials(path, older_than, legacy):
+        try:
+            stale.unlink()
+        except OSError:
+            continue  # gone meanwhile, or not ours to delete (permissions): leave it
+        removed.append(stale)
+    return removed
+
+
+def save_npz_atomic(path: str | os.PathLike[str], arrays: Mapping[str, Any]) -> Path:
+    """Write ``arrays`` as an uncompressed .npz at ``path`` atomically, with the process umask; returns ``path``.
+
+    arrays: name -> array-like (no object arrays: readers load with
+    ``allow_pickle=False``).  The archive is built whole in memory first, so
+    a write that fails half-way (a full disk) never leaves a zip open on a
+    removed temporary file; the temporary file is locked while it is written
+    (:func:`lock_partial`), so another run never takes it for a leftover.
+    The folder must exist.  An OSError propagates, with nothing left behind
+    and any old file at ``path`` untouched.
+    """
+    archive = io.BytesIO()
+    np.savez(archive, **arrays)
+    with atomic_file(path) as fh:
+        lock_partial(fh.fileno())
+        fh.write(archive.getbuffer())
+    return Path(path)

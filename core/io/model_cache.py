@@ -21,7 +21,7 @@ from ..geometry.tetmesh import TetMesh
 from ..model.materials import Material
 from ..model.rig import LBSRig, LinearRig, Rig
 from ..subspace.reduced import ReducedModel, build_reduced_model
-from .atomic import atomic_file
+from .atomic import save_npz_atomic
 
 # 2: exactly the requested number of clusters (older caches had another count).
 FORMAT_VERSION = 2
@@ -78,9 +78,7 @@ def save_model(model: ReducedModel, path: str | os.PathLike[str], key: str) -> P
         if value is not None:
             payload[name] = np.asarray(value)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_file(path) as fh:  # created with the process umask: a farm's render user can read it
-        np.savez(fh, **payload)  # type: ignore[arg-type]  # numpy's stub confuses **kwds with allow_pickle
-    return path
+    return save_npz_atomic(path, payload)  # created with the process umask: a farm's render user can read it
 
 
 def load_model(path: str | os.PathLike[str], key: str) -> ReducedModel:

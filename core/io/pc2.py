@@ -28,12 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import CacheError
-from .atomic import AtomicFile, partial_pattern
-
-try:
-    import fcntl
-except ImportError:  # Windows: no advisory locks; a temporary file's age alone says it is stale
-    fcntl = None  # type: ignore[assignment]
+from .atomic import AtomicFile, lock_partial
 
 MAGIC = b"POINTCACHE2\0"
 _HEADER = struct.Struct("<12siiffi")
@@ -121,80 +116,6 @@ class PC2Writer:
 
     def __exit__(self, *exc: object) -> None:
         self.abort()
-
-
-def lock_partial(fd: int) -> None:
-    """Mark an open temporary file as being written: an advisory lock the kernel drops when the writer dies.
-
-    A run that was killed (SIGKILL, power loss) leaves its temporary file
-    unlocked; a live writer in another process keeps its own locked, so
-    :func:`stale_partials` never takes a running bake's file for a leftover.
-    """
-    if fcntl is None:
-        return
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        pass  # a filesystem without locks (some network mounts): the age test still guards the file
-
-
-def partial_in_use(path: Path) -> bool:
-    """True if a live writer holds ``path`` locked (see :func:`lock_partial`)."""
-    if fcntl is None:
-        return False
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    except OSError:
-        return False  # locks unsupported here: nothing can hold one
-    finally:
-        os.close(fd)  # closing drops the probe's own lock
-    return False
-
-
-def stale_partials(path: str | os.PathLike[str], older_than: float, legacy: Iterable[str] = ()) -> list[Path]:
-    """Temporary files that interrupted writers of ``path`` left beside it, oldest first.
-
-    Only this add-on's own naming for exactly that destination (see
-    :func:`partial_pattern`, plus the exact file names in ``legacy``), last
-    modified before ``older_than`` (seconds since the epoch: the start of
-    the current run), and not locked by a live writer.  Nothing else in the
-    folder is ever considered.
-    """
-    path = Path(path)
-    pattern, extra = partial_pattern(path), set(legacy)
-    try:
-        entries = list(os.scandir(path.parent))
-    except OSError:
-        return []
-    found: list[tuple[float, Path]] = []
-    for entry in entries:
-        if not (pattern.fullmatch(entry.name) or entry.name in extra):
-            continue
-        try:
-            st = entry.stat(follow_symlinks=False)
-        except OSError:
-            continue
-        if entry.is_file(follow_symlinks=False) and st.st_mtime < older_than and not partial_in_use(Path(entry.path)):
-            found.append((st.st_mtime, Path(entry.path)))
-    return [p for _, p in sorted(found)]
-
-
-def remove_stale_partials(path: str | os.PathLike[str], older_than: float, legacy: Iterable[str] = ()) -> list[Path]:
-    """Delete :func:`stale_partials` of ``path``; returns those removed (one that cannot be is left alone)."""
-    removed = []
-    for stale in stale_partials(path, older_than, legacy):
-        try:
-            stale.unlink()
-        except OSError:
-            continue  # gone meanwhile, or not ours to delete (permissions): leave it
-        removed.append(stale)
-    return removed
 
 
 def write_pc2(

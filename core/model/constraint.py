@@ -4,7 +4,7 @@ Displacement space (Zhang et al. 2020): secondary displacements u (3n,) must
 satisfy ``Jc^T u = 0`` with ``Jc = D M J`` (3n x p): the rig Jacobian weighted
 by lumped mass and by the momentum-leak field d.
 
-Weight space (seed 000 eq. 20-21): a skinning subspace B(W) satisfies
+Weight space (Benchekroun et al. 2023, eqs. 20-21): a skinning subspace B(W) satisfies
 ``Jc^T B(W) = 0`` exactly when ``J_w W = 0`` with rows ``Jc^T A_{i,j}``.
 For an LBS rig those rows collapse: every row is a combination of
 

@@ -18,6 +18,7 @@ from ..geometry.surface import closest_surface_points
 from ..geometry.tetmesh import TetMesh, boundary_faces
 from ..subspace.eigensolve import factorize_spd
 from .fem import scalar_laplacian
+from .rig import normalize_weights
 
 
 def transfer_to_points(V: np.ndarray, F: np.ndarray, W: np.ndarray, P: np.ndarray) -> np.ndarray:
@@ -46,16 +47,14 @@ def volume_bone_weights(
     """Bone weights (n, b) for tet vertices X (n, 3) from painted surface weights W_surf (k, b).
 
     Rows sum to one and are non-negative; on the tet boundary they equal the
-    painted weights at the closest surface point.
+    painted weights at the closest surface point.  Unskinned rows, painted or
+    extended (see :func:`normalize_weights`), are zero.
     """
     mesh = TetMesh.from_arrays(X, T)
-    W_surf = np.asarray(W_surf, dtype=np.float64)
-    W_surf = W_surf / np.maximum(W_surf.sum(axis=1, keepdims=True), 1e-300)
+    W_surf = normalize_weights(W_surf)
     bnd = np.unique(boundary_faces(mesh.T))
     Wb = transfer_to_points(
         np.asarray(V_surf, dtype=np.float64), np.asarray(F_surf, dtype=np.int64), W_surf, mesh.X[bnd]
     )
     W = harmonic_extension(mesh, bnd, Wb)
-    W = np.clip(W, 0.0, None)
-    s = W.sum(axis=1, keepdims=True)
-    return W / np.where(s > 0, s, 1.0)
+    return normalize_weights(np.clip(W, 0.0, None))

@@ -1,4 +1,4 @@
-"""The momentum-leak field d in [0, 1] (seed 000 §8.1; Zhang et al. 2020).
+"""The momentum-leak field d in [0, 1] (Benchekroun et al. 2023, §8.1; Zhang et al. 2020).
 
 The complementarity constraint is weighted per vertex by ``d``: where d = 1
 the secondary motion carries no rig momentum (it moves with the rig), where

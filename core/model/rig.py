@@ -15,13 +15,45 @@ import scipy.sparse as sp
 
 from ..errors import RigError
 
-# A vertex whose bone weights sum to less than this is "unskinned".
-MIN_WEIGHT_SUM = 1e-8
+# A vertex whose bone weights sum to at most this is unskinned.  It is the
+# threshold of Blender's Armature modifier, which leaves such a vertex where it
+# is and divides every other one's weights by their sum: what the character
+# reader binds to the object (a "root" column) is exactly what Blender does not
+# deform.  Weights are unit-free shares painted in float32, so sums this small
+# are painting residue; normalising them would blow noise up 10^4-fold.
+MIN_WEIGHT_SUM = 1e-4
 
 
 def homogeneous(X: np.ndarray) -> np.ndarray:
     """[X | 1]: (n, 3) -> (n, 4)."""
     return np.hstack([X, np.ones((len(X), 1))])
+
+
+def normalize_weights(weights: np.ndarray) -> np.ndarray:
+    """Rows scaled to sum to one, as Blender's Armature modifier scales them.
+
+    weights: (n, b) non-negative -> (n, b) float64.  A row whose sum is at most
+    :data:`MIN_WEIGHT_SUM` (an all-zero row included) comes back as zeros: no
+    bone moves that vertex, never NaN and never a guessed bone.  Callers that
+    cannot accept such rows refuse them (:func:`validate_bone_weights`).
+    """
+    W = np.asarray(weights, dtype=np.float64)
+    s = W.sum(axis=1, keepdims=True)
+    skinned = s > MIN_WEIGHT_SUM
+    return np.where(skinned, W, 0.0) / np.where(skinned, s, 1.0)
+
+
+def lbs_basis(weights: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """The scalar LBS basis Y (n, 4b): column 4 b + k is ``weights[:, b] * [X | 1][:, k]``.
+
+    weights: (n, b), X: (n, 3).  With P (4b, 3), ``P[4b + k, i] = A_b[i, k]``,
+    ``Y P`` is the linear blend skinning of X by the affine maps A_b.  Y is
+    the factor ``(1_m^T kron X) (.) (W kron 1_4^T)`` of
+    ``B_lbs = I_3 kron Y`` (Benchekroun et al. 2023, §4, eqs. 6-7): products
+    with B reduce to products with Y, and B is never formed.
+    """
+    Xh = homogeneous(X)
+    return (weights[:, :, None] * Xh[:, None, :]).reshape(len(X), -1)
 
 
 def validate_bone_weights(weights: np.ndarray, n: int) -> np.ndarray:
@@ -42,16 +74,16 @@ def validate_bone_weights(weights: np.ndarray, n: int) -> np.ndarray:
         )
     if (W < 0).any():
         raise RigError("bone weights must not be negative; clamp the vertex groups to [0, 1]")
-    s = W.sum(axis=1)
-    if (s < MIN_WEIGHT_SUM).all():
+    unskinned = W.sum(axis=1) <= MIN_WEIGHT_SUM
+    if unskinned.all():
         raise RigError("all bone weights are zero; paint weights or use Parent > With Automatic Weights")
-    if (s < MIN_WEIGHT_SUM).any():
-        bad = np.flatnonzero(s < MIN_WEIGHT_SUM)
+    if unskinned.any():
+        bad = np.flatnonzero(unskinned)
         raise RigError(
             f"{bad.size} vertices have no bone weight (first: {bad[:3].tolist()}); "
             "weight every vertex or let skinmodes extend the weights inside the volume"
         )
-    return W / s[:, None]
+    return normalize_weights(W)
 
 
 def lbs_jacobian(X: np.ndarray, weights: np.ndarray) -> sp.csr_matrix:

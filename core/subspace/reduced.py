@@ -1,4 +1,4 @@
-"""The reduced model: every precomputed product Algorithm 2 needs (seed 000 §8.2).
+"""The reduced model: every precomputed product Algorithm 2 needs (Benchekroun et al. 2023, §8.2).
 
 The LBS subspace B(W) (3n x 12m) is never formed.  Every vector operator of
 the method (L, M, K) acts identically on x, y and z, so each product with B
@@ -40,21 +40,9 @@ from ..model.constraint import normalization
 from ..model.fem import lumped_mass, scalar_gradient_operator, scalar_laplacian
 from ..model.leak import default_leak_field, validate_leak_field
 from ..model.materials import Material
-from ..model.rig import LBSRig, Rig, homogeneous
+from ..model.rig import LBSRig, Rig, lbs_basis
 from .clusters import cluster_matrix, skinning_clusters
 from .skinning_modes import skinning_eigenmodes
-
-
-def skinning_basis(weights: np.ndarray, X: np.ndarray, centre: np.ndarray, scale: float) -> np.ndarray:
-    """Y (n x 4m) with column 4q + k = W[:, q] * [Xn | 1][:, k], Xn = (X - centre) / scale."""
-    Xh = homogeneous((X - centre) / scale)
-    return (weights[:, :, None] * Xh[:, None, :]).reshape(len(X), -1)
-
-
-def rig_basis(rig_weights: np.ndarray, X: np.ndarray) -> np.ndarray:
-    """Y_rig (n x 4b) with x_rig = Y_rig P for an LBS rig (world coordinates)."""
-    Xh = homogeneous(X)
-    return (rig_weights[:, :, None] * Xh[:, None, :]).reshape(len(X), -1)
 
 
 def rig_matrix(p: np.ndarray) -> np.ndarray:
@@ -121,15 +109,11 @@ class ReducedModel:
     def bones(self) -> int:
         return 0 if self.rig_weights is None else int(self.rig_weights.shape[1])
 
-    @property
-    def is_arap(self) -> bool:
-        return bool(np.all(self.lam == 0.0))
-
     def basis(self, weights: np.ndarray | None = None, rest: np.ndarray | None = None) -> np.ndarray:
         """Y for the tet vertices, or for embedded points given their weights (k,m) and rest (k,3)."""
         if weights is None or rest is None:
-            return skinning_basis(self.weights, self.X, self.centre, self.scale)
-        return skinning_basis(weights, rest, self.centre, self.scale)
+            return lbs_basis(self.weights, (self.X - self.centre) / self.scale)
+        return lbs_basis(weights, (rest - self.centre) / self.scale)
 
     def mesh(self) -> TetMesh:
         return TetMesh.from_arrays(self.X, self.T)
@@ -145,7 +129,7 @@ def reduce_products(
 ) -> dict[str, np.ndarray]:
     """The precomputed products of Algorithm 2 in scalar-factored form (see module doc)."""
     centre, scale = normalization(mesh.X)
-    Y = skinning_basis(weights, mesh.X, centre, scale)
+    Y = lbs_basis(weights, (mesh.X - centre) / scale)
     Ls = scalar_laplacian(mesh, material.mu)
     LY = Ls @ Y
     MY = masses[:, None] * Y
@@ -161,7 +145,7 @@ def reduce_products(
         "cluster_lam": np.bincount(labels, weights=material.lam * mesh.volumes),
     }
     if rig_weights is not None:
-        YR = rig_basis(rig_weights, mesh.X)
+        YR = lbs_basis(rig_weights, mesh.X)
         out.update(A_LR=LY.T @ YR, A_MR=MY.T @ YR, C_R=np.asarray(CD @ YR))
     return out
 

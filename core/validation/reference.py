@@ -1,4 +1,4 @@
-"""Full-space complementary dynamics (Zhang et al. 2020; seed 000 §3): the reference.
+"""Full-space complementary dynamics (Zhang et al. 2020; Benchekroun et al. 2023, §3): the reference.
 
 Every step minimises the same backward-Euler incremental potential as the
 reduced solver, over all 3n vertex displacements instead of a subspace, with

@@ -11,6 +11,7 @@ from core.pipeline import (
     MaterialSettings,
     SolverSettings,
     SubspaceSettings,
+    check_frame_range,
     prepare_character,
 )
 from core.validation.scenes import chain_weights
@@ -109,8 +110,16 @@ def test_painted_masks_change_the_material_and_the_leak(character, prepared):
 
 
 def test_empty_range_is_refused(prepared):
-    with pytest.raises(SimulationError, match="empty frame range"):
+    with pytest.raises(SimulationError, match="frame range 10 to 5 is empty"):
         FrameSimulation(prepared, SolverSettings(), 10, 5, swing)
+
+
+def test_check_frame_range_accepts_one_frame_and_refuses_an_empty_range_in_one_line():
+    assert check_frame_range(-3, -3) == (-3, -3)
+    assert check_frame_range(np.int64(1), 24.0) == (1, 24) and isinstance(check_frame_range(1, 2)[0], int)
+    with pytest.raises(SimulationError) as err:
+        check_frame_range(-10, -20)
+    assert str(err.value) == "the frame range -10 to -20 is empty; set the end frame after the start frame"
 
 
 def _carried(velocity, swing_too=False):

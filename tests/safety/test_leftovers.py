@@ -136,8 +136,8 @@ def test_a_signal_to_the_cli_prints_one_line_and_leaves_nothing(addon, dev_zip, 
 
 def test_only_stale_temporaries_of_the_exact_destination_are_taken(tmp_path):
     """core.io.pc2's rules, without Blender: the atomic writer's own names, unlocked, older than the run."""
-    from core.io.atomic import AtomicFile, partial_pattern
-    from core.io.pc2 import PC2Writer, stale_partials
+    from core.io.atomic import AtomicFile, partial_pattern, stale_partials
+    from core.io.pc2 import PC2Writer
 
     target = tmp_path / "Body_L-0123456789.pc2"
     probe = AtomicFile(target)  # the name the writer really gives its temporary file

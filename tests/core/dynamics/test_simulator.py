@@ -228,3 +228,13 @@ def test_a_squashed_pose_is_a_stable_equilibrium(scene):
     for _ in range(96):
         state, _ = sim.step(state, p)
     assert np.abs(sim.displacement(state)).max() <= 0.1 * start
+
+
+def test_the_product_and_the_solver_share_one_set_of_defaults():
+    """The pipeline's SolverSettings maps onto exactly the solver's defaults (exact equality: no restated numbers)."""
+    from core.pipeline import SolverSettings
+    from core.settings import BY_NAME
+
+    assert SolverSettings().simulation() == SimulationSettings()
+    assert SimulationSettings().max_iterations == BY_NAME["iterations"].default
+    assert SimulationSettings().rest_state == str(BY_NAME["rest_state"].default).lower()

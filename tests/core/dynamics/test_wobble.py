@@ -12,7 +12,7 @@ rotations' nonlinearity at the small amplitude used.
 import numpy as np
 import pytest
 
-from core.dynamics.simulator import SimulationSettings, Simulator
+from core.dynamics.simulator import SimulationSettings, Simulator, uses_arap
 from core.dynamics.wobble import damping_coefficient, natural_frequencies, rest_hessian, stiffness_scale
 from core.model.materials import Material
 from core.model.rig import rig_parameters
@@ -72,7 +72,7 @@ def _frequency(signal, h):
 
 @pytest.mark.parametrize("hz", [1.5, 4.0])
 def test_the_slowest_mode_vibrates_at_the_wobble_frequency(model, hz):
-    arap = bool(model.is_arap)
+    arap = uses_arap("auto", model)
     omega0 = natural_frequencies(model, arap)[0]
     h = 1.0 / (100.0 * hz)
     sim = Simulator(
@@ -100,7 +100,7 @@ def test_damping_ratio_sets_the_decay_per_period(model):
 
     The ratio of amplitudes after one period is exp(-2 pi zeta / sqrt(1 - zeta^2)) = 0.277; 5 %.
     """
-    arap = bool(model.is_arap)
+    arap = uses_arap("auto", model)
     omega0 = natural_frequencies(model, arap)[0]
     hz = 2.0
     h = 1.0 / (100.0 * hz)

@@ -5,7 +5,14 @@ import pytest
 
 from core.errors import MeshError
 from core.geometry.primitives import box_tet_mesh
-from core.geometry.tetmesh import TetMesh, boundary_faces, face_adjacency, shape_gradients, signed_volumes
+from core.geometry.tetmesh import (
+    TetMesh,
+    boundary_faces,
+    compact_unreferenced,
+    face_adjacency,
+    shape_gradients,
+    signed_volumes,
+)
 from core.validation.scenes import jitter
 
 
@@ -96,3 +103,28 @@ def test_face_pairing_does_not_depend_on_how_large_the_vertex_ids_are(box):
     big = T * 977 + (1 << 22)  # sparse, huge ids, same order
     assert all(np.array_equal(x, y) for x, y in zip(face_adjacency(T), face_adjacency(big)))
     assert np.array_equal(boundary_faces(big), boundary_faces(T) * 977 + (1 << 22))
+
+
+def test_compact_unreferenced_drops_unused_vertices_and_numbers_like_unique(box):
+    """Exact integer and row comparisons: compaction copies rows and renumbers, no arithmetic."""
+    X, T = box
+    rng = np.random.default_rng(3)
+    keep = rng.random(len(T)) < 0.3  # a scattered subset of tets leaves many vertices unused
+    Xc, Tc, remap = compact_unreferenced(X, T[keep])
+    used, inverse = np.unique(T[keep], return_inverse=True)
+    assert np.array_equal(Xc, X[used])
+    assert np.array_equal(Tc, inverse.reshape(-1, 4)) and Tc.dtype == np.int64
+    assert np.array_equal(Xc[Tc], X[T[keep]])  # every element keeps its corners
+    assert np.array_equal(np.flatnonzero(remap >= 0), used) and (remap[remap < 0] == -1).all()
+    assert np.array_equal(remap[used], np.arange(len(used)))
+
+
+def test_compact_unreferenced_works_for_triangles_and_keeps_a_full_mesh_unchanged():
+    """Triangles (any element width) renumber the same way; nothing to drop leaves X and E as they were."""
+    V = np.arange(18.0).reshape(6, 3)
+    F = np.array([[5, 3, 1], [1, 3, 4]])
+    Vc, Fc, remap = compact_unreferenced(V, F)
+    assert np.array_equal(Vc, V[[1, 3, 4, 5]]) and np.array_equal(Fc, [[3, 1, 0], [0, 1, 2]])
+    assert np.array_equal(remap, [-1, 0, -1, 1, 2, 3])
+    V2, F2, remap2 = compact_unreferenced(Vc, Fc)
+    assert np.array_equal(V2, Vc) and np.array_equal(F2, Fc) and np.array_equal(remap2, np.arange(4))

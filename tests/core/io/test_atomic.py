@@ -12,10 +12,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from core.errors import CacheError
-from core.io.atomic import AtomicFile, atomic_file
+from core.io import atomic
+from core.io.atomic import AtomicFile, atomic_file, partial_in_use, partial_pattern, save_npz_atomic
 
 
 @contextmanager
@@ -148,3 +150,39 @@ def test_another_user_reads_the_file_under_umask_022_and_not_under_077():
         assert read_as_nobody(folder / "private.pc2") == 13  # EACCES: the check can fail
     finally:
         shutil.rmtree(folder)
+
+
+def test_save_npz_atomic_round_trips_exactly_with_the_umask_mode(tmp_path):
+    """Arrays come back bit for bit (npz stores raw bytes); the mode is the umask's, compared exactly."""
+    arrays = {"key": np.str_("abc"), "X": np.random.default_rng(0).standard_normal((5, 3)), "T": np.arange(8)}
+    with umask(0o022):
+        path = save_npz_atomic(tmp_path / "tets.npz", arrays)
+    assert path == tmp_path / "tets.npz" and mode(path) == 0o644
+    with np.load(path, allow_pickle=False) as data:
+        assert sorted(data.files) == ["T", "X", "key"]
+        assert str(data["key"]) == "abc"
+        assert np.array_equal(data["X"], arrays["X"]) and np.array_equal(data["T"], arrays["T"])
+    assert [p.name for p in tmp_path.iterdir()] == ["tets.npz"]
+
+
+def test_save_npz_atomic_locks_its_temporary_file_and_a_failure_keeps_the_old_one(tmp_path, monkeypatch):
+    """os.fsync (called on the finished temporary file, before it is closed and renamed) is wrapped to
+    look at the temporary file from outside; then os.replace is made to fail."""
+    if atomic.fcntl is None:
+        pytest.skip("no advisory locks on this platform; only the age of a temporary file says it is stale")
+    target = tmp_path / "model.npz"
+    seen = []
+    real_fsync = os.fsync
+
+    def look_then_fsync(fd: int) -> None:
+        seen.extend(partial_in_use(p) for p in tmp_path.iterdir() if partial_pattern(target).fullmatch(p.name))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", look_then_fsync)
+    save_npz_atomic(target, {"a": np.ones(3)})
+    assert seen == [True]  # a live writer's file: no other run may take it for a leftover
+    old = target.read_bytes()
+    monkeypatch.setattr(os, "replace", refuse_rename)
+    with pytest.raises(PermissionError):
+        save_npz_atomic(target, {"a": np.zeros(3)})
+    assert target.read_bytes() == old and [p.name for p in tmp_path.iterdir()] == ["model.npz"]

@@ -13,8 +13,10 @@ bake, "ui" nothing (a preset applies other settings).
 
 from __future__ import annotations
 
+import ast
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 from .errors import SkinmodesError
 
@@ -120,25 +122,85 @@ def _choices(*items: tuple[str, str, str]) -> tuple[Choice, ...]:
     return tuple(Choice(*i) for i in items)
 
 
-# Material presets, in the scale-free controls and in physical units.
-PRESETS: dict[str, dict[str, float]] = {
-    "JELLY": {"wobble_hz": 1.5, "damping_ratio": 0.1, "poisson_ratio": 0.3, "youngs_modulus": 2.0e3, "density": 1000.0},
-    "FAT": {"wobble_hz": 3.0, "damping_ratio": 0.2, "poisson_ratio": 0.4, "youngs_modulus": 1.0e4, "density": 950.0},
-    "MUSCLE": {
-        "wobble_hz": 5.0,
-        "damping_ratio": 0.35,
-        "poisson_ratio": 0.4,
-        "youngs_modulus": 5.0e4,
-        "density": 1060.0,
-    },
-    "RUBBER": {
-        "wobble_hz": 8.0,
-        "damping_ratio": 0.1,
-        "poisson_ratio": 0.45,
-        "youngs_modulus": 1.0e6,
-        "density": 1100.0,
-    },
+# Material presets, in the scale-free controls and in physical units.  Their one definition is the
+# Blender preset files the add-on ships (presets/skinmodes/material/<Label>.py: what the panel's preset
+# menu runs, in the format Blender's "Add Preset" writes); they are read here as text, without bpy, so
+# the CLI's --preset, the API and the Preset setting give exactly what the menu gives.
+PRESET_SUBDIR = "skinmodes/material"
+# id -> what the preset is for, in the order of the Preset setting's items (Blender stores an enum
+# by its index: append, never reorder).  The label is the file's name.
+PRESET_ROLES = {
+    "JELLY": "Very soft and slow",
+    "FAT": "Soft tissue, bellies and cheeks",
+    "MUSCLE": "Firmer flesh",
+    "RUBBER": "Quick, springy vibrations",
 }
+
+
+def preset_folder() -> Path:
+    """The shipped material presets: beside core/ in the extension, in skinmodes_addon/ in the repository."""
+    top = Path(__file__).resolve().parent.parent
+    shipped = top / "presets" / PRESET_SUBDIR
+    return shipped if shipped.is_dir() else top / "skinmodes_addon" / "presets" / PRESET_SUBDIR
+
+
+def read_preset(path: Path) -> dict[str, object]:
+    """The values a Blender preset file assigns: ``settings.<name> = <literal>`` lines, by name.
+
+    Only what "Add Preset" writes is accepted (``import bpy``, the ``settings = ...``
+    line, literal assignments), so reading a preset runs none of its code.
+    """
+    values: dict[str, object] = {}
+    for node in ast.parse(path.read_text(encoding="utf-8"), filename=str(path)).body:
+        if isinstance(node, ast.Import) and [a.name for a in node.names] == ["bpy"]:
+            continue
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name) and target.id == "settings":
+                continue  # settings = bpy.context.object.skinmodes
+            if (
+                isinstance(target, ast.Attribute)
+                and isinstance(target.value, ast.Name)
+                and target.value.id == "settings"
+            ):
+                values[target.attr] = ast.literal_eval(node.value)
+                continue
+        raise SkinmodesError(f"{path.name}: line {node.lineno} is not a preset value (settings.<name> = <value>)")
+    return values
+
+
+def shipped_presets(folder: Path) -> dict[str, Path]:
+    """id (the file's name, upper case) -> preset file, in :data:`PRESET_ROLES` order."""
+    found = {p.stem.upper(): p for p in folder.glob("*.py")}
+    if set(found) != set(PRESET_ROLES):
+        raise SkinmodesError(f"the shipped presets in {folder} are {sorted(found)}, expected {sorted(PRESET_ROLES)}")
+    return {pid: found[pid] for pid in PRESET_ROLES}
+
+
+def material_values(path: Path, pid: str) -> dict[str, float]:
+    """The material values of one shipped preset (which names itself in ``material_preset``)."""
+    values = read_preset(path)
+    if values.pop("material_preset", None) != pid:
+        raise SkinmodesError(f"{path.name} must set settings.material_preset = {pid!r}")
+    return {name: float(v) for name, v in values.items()}  # type: ignore[arg-type]
+
+
+PRESET_FILES = shipped_presets(preset_folder())
+PRESETS: dict[str, dict[str, float]] = {pid: material_values(path, pid) for pid, path in PRESET_FILES.items()}
+
+
+def _preset_choices() -> tuple[Choice, ...]:
+    """The Preset setting's items: each shipped preset (its role, frequency and damping), then Custom."""
+    shipped = [
+        Choice(
+            pid,
+            PRESET_FILES[pid].stem,
+            f"{role}: {PRESETS[pid]['wobble_hz']:g} Hz, damping ratio {PRESETS[pid]['damping_ratio']:g}",
+        )
+        for pid, role in PRESET_ROLES.items()
+    ]
+    return (*shipped, Choice("CUSTOM", "Custom", "Your own values"))
+
 
 SETTINGS: tuple[Setting, ...] = (
     # Material ------------------------------------------------------------
@@ -149,13 +211,7 @@ SETTINGS: tuple[Setting, ...] = (
         "FAT",
         "material",
         "ui",
-        choices=_choices(
-            ("JELLY", "Jelly", "Very soft and slow: 1.5 Hz, little damping"),
-            ("FAT", "Fat", "Soft tissue, bellies and cheeks: 3 Hz"),
-            ("MUSCLE", "Muscle", "Firmer flesh: 5 Hz, well damped"),
-            ("RUBBER", "Rubber", "Quick, springy vibrations: 8 Hz"),
-            ("CUSTOM", "Custom", "Your own values"),
-        ),
+        choices=_preset_choices(),
     ),
     Setting(
         "stiffness_mode",
@@ -397,3 +453,7 @@ def validate_all(values: dict[str, object]) -> dict[str, float | int | str | boo
     if unknown:
         raise SettingError(f"unknown setting(s) {', '.join(unknown)}; known: {', '.join(sorted(BY_NAME))}")
     return {name: BY_NAME[name].validate(v) for name, v in values.items()}
+
+
+for _values in PRESETS.values():  # a shipped preset out of range fails here, at import, not in a user's scene
+    validate_all({name: value for name, value in _values.items()})

@@ -1,22 +1,35 @@
 """Skinmodes: physically based secondary motion for rigged characters.
 
-Registers the settings, the panel in the 3D Viewport's sidebar (tab
-"Secondary Motion"), the operators, the live-preview handlers and the
-``skinmodes`` command-line command.  ``unregister`` removes every one of them.
+Registers the settings, the add-on preferences, the material presets, the
+panel in the 3D Viewport's sidebar (tab "Secondary Motion"), the operators,
+the live-preview handlers and the ``skinmodes`` command-line command.
+``unregister`` removes every one of them.
+
+Scripts reach the Python API as ``import skinmodes_api`` however the
+extension was installed (``bl_ext.<repository>.skinmodes.api``): the alias
+is made on ``register`` and removed on ``unregister``.
 """
 
 from __future__ import annotations
 
-from . import cli, operators, preview, props, ui
+import sys
 
-MODULES = (props, operators, ui, preview, cli)
+from . import api, cli, material_presets, operators, preferences, preview, props, ui
+
+MODULES = (props, preferences, material_presets, operators, ui, preview, cli)
+# The name scripts import the API by, whichever repository holds the extension.
+API_ALIAS = "skinmodes_api"
 
 
 def register() -> None:
     for module in MODULES:
         module.register()
+    # Never take the name from another module (another copy of skinmodes enabled from another repository).
+    sys.modules.setdefault(API_ALIAS, api)
 
 
 def unregister() -> None:
+    if sys.modules.get(API_ALIAS) is api:
+        del sys.modules[API_ALIAS]
     for module in reversed(MODULES):
         module.unregister()

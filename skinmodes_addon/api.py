@@ -1,9 +1,13 @@
 """A small Python API for technical directors and pipelines.
 
-    from bl_ext.user_default.skinmodes import api
+    import skinmodes_api as api
     api.configure(obj, modes=24, wobble_hz=4.0, damping_ratio=0.3)
     summary = api.bake(obj, frames=(1, 120), output="PC2")
     api.clear_bake(obj)
+
+``skinmodes_api`` is this module under a name that does not depend on the
+repository the extension was installed from (its real name is
+``bl_ext.<repository>.skinmodes.api``); it exists while the add-on is enabled.
 
 Every function raises :class:`SkinmodesError` (one-line message) on bad input
 and leaves the scene unchanged when it does.
@@ -17,6 +21,7 @@ import bpy
 
 from .bake import BakeJob
 from .bake import clear_bake as _clear_bake
+from .core.errors import SkinmodesError
 from .core.settings import names as setting_names
 from .core.settings import validate_all
 from .props import scene_of
@@ -25,6 +30,8 @@ from .session import build_session
 
 # Every user setting of core/settings.py (the stage "ui" preset included).
 SETTABLE = frozenset(setting_names())
+
+__all__ = ["SETTABLE", "SkinmodesError", "bake", "clear_bake", "compute_modes", "configure", "settings"]
 
 
 def settings(obj: bpy.types.Object) -> Any:
@@ -68,4 +75,5 @@ def bake(obj: bpy.types.Object, frames: tuple[int, int] | None = None, output: s
 
 
 def clear_bake(obj: bpy.types.Object) -> None:
+    """Remove the object's bake (modifier, shape keys and the files skinmodes wrote for it)."""
     _clear_bake(obj)

@@ -8,7 +8,9 @@ headless) does the same steps in the calling thread.
 
 from __future__ import annotations
 
+import functools
 import time
+from collections.abc import Callable
 from typing import Any
 
 import bpy
@@ -33,6 +35,61 @@ from .session import (
 )
 
 MODE_ATTRIBUTE = "skinmodes_mode"
+
+# An operator's execute(self, context) or invoke(self, context, event).
+Method = Callable[..., set[str]]
+
+
+def error_line(exc: BaseException, failed: str) -> str:
+    """What an operator reports for ``exc``, on one line.
+
+    A SkinmodesError already says what is wrong and what to do.  Anything else
+    (a bug, a full disk) says what ``failed`` (e.g. "bake"), the exception, and
+    that nothing was changed: every operator leaves the scene as it was on failure.
+    """
+    if isinstance(exc, SkinmodesError):
+        text = str(exc)
+    else:
+        text = f"{failed} failed ({type(exc).__name__}: {exc}); nothing was changed"
+    return " ".join(text.split())
+
+
+def reports_errors(failed: str | None = None) -> Callable[[Method], Method]:
+    """Decorate an operator's ``execute`` or ``invoke``: an error becomes one ERROR report and CANCELLED.
+
+    A SkinmodesError is always caught; with ``failed`` (what the operator does,
+    e.g. "bake"), any other Exception too, worded by :func:`error_line`.
+    Interrupts (KeyboardInterrupt, SystemExit) pass through.
+    """
+    caught: type[Exception] = Exception if failed else SkinmodesError
+
+    def cancel(op: bpy.types.Operator, exc: Exception) -> set[str]:
+        op.report({"ERROR"}, error_line(exc, failed or op.bl_label))
+        return {"CANCELLED"}
+
+    def decorate(method: Method) -> Method:
+        # Blender checks the argument count of execute (2) and invoke (3): each wrapper keeps its method's.
+        if method.__code__.co_argcount == 3:
+
+            @functools.wraps(method)
+            def invoke(self: bpy.types.Operator, context: bpy.types.Context, event: bpy.types.Event) -> set[str]:
+                try:
+                    return method(self, context, event)
+                except caught as exc:
+                    return cancel(self, exc)
+
+            return invoke
+
+        @functools.wraps(method)
+        def execute(self: bpy.types.Operator, context: bpy.types.Context) -> set[str]:
+            try:
+                return method(self, context)
+            except caught as exc:
+                return cancel(self, exc)
+
+        return execute
+
+    return decorate
 
 
 def _skinned_mesh_poll(cls: type, context: bpy.types.Context) -> bool:
@@ -96,20 +153,19 @@ class SKINMODES_OT_compute_modes(bpy.types.Operator):
             return False
         return True
 
+    @reports_errors()
     def execute(self, context: bpy.types.Context) -> set[str]:
         """Synchronous (scripts, headless): the same steps as the modal job, in this thread."""
         obj = active_mesh(context)
         context.window_manager.progress_begin(0, 1)
         try:
             session = build_session(obj, scene_of(context), log=lambda m: self.report({"INFO"}, m))
-        except SkinmodesError as exc:
-            self.report({"ERROR"}, str(exc))
-            return {"CANCELLED"}
         finally:
             context.window_manager.progress_end()
         _report_modes(self, obj, session)
         return {"FINISHED"}
 
+    @reports_errors()
     def invoke(self, context: bpy.types.Context, event: bpy.types.Event) -> set[str]:
         """From the UI: read the character here, prepare it on a worker thread, poll it on a timer."""
         if bpy.app.background or context.window is None:
@@ -118,9 +174,8 @@ class SKINMODES_OT_compute_modes(bpy.types.Operator):
         try:
             self._job = start_job(obj, scene_of(context))
         except SkinmodesError as exc:
-            preview.give_up(obj.session_uid, str(exc))
-            self.report({"ERROR"}, str(exc))
-            return {"CANCELLED"}
+            preview.give_up(obj.session_uid, str(exc))  # a Live Preview waiting for these modes stops waiting
+            raise
         self._job.for_preview = self.for_preview
         wm = context.window_manager
         wm.progress_begin(0, 100)
@@ -174,10 +229,9 @@ class SKINMODES_OT_compute_modes(bpy.types.Operator):
             return {"FINISHED"}
         except Exception as exc:
             job.cancel()  # if the worker is still at it, its result is not wanted
-            said = isinstance(exc, SkinmodesError)  # already one line saying what to do
-            why = " ".join((str(exc) if said else f"computing modes failed ({type(exc).__name__}: {exc})").split())
+            why = error_line(exc, "computing modes")
             preview.give_up(job.request.object_uid, why)
-            self.report({"ERROR"}, why if said else f"{why}; nothing was changed")
+            self.report({"ERROR"}, why)
             return {"CANCELLED"}
         finally:
             if done:
@@ -224,25 +278,16 @@ class SKINMODES_OT_bake(bpy.types.Operator):
         out = None if self.output == "SETTINGS" else self.output
         return BakeJob(context, active_mesh(context), output=out)
 
+    @reports_errors("bake")
     def execute(self, context: bpy.types.Context) -> set[str]:
         """Synchronous bake (headless, scripts)."""
-        try:
-            job = self._make_job(context).run()
-        except SkinmodesError as exc:
-            self.report({"ERROR"}, str(exc))
-            return {"CANCELLED"}
-        except Exception as exc:
-            self.report({"ERROR"}, f"bake failed ({type(exc).__name__}: {exc}); nothing was changed")
-            return {"CANCELLED"}
+        job = self._make_job(context).run()
         _report_bake(self, job)
         return {"FINISHED"}
 
+    @reports_errors("bake")
     def invoke(self, context: bpy.types.Context, event: bpy.types.Event) -> set[str]:
-        try:
-            self._job = self._make_job(context)
-        except SkinmodesError as exc:
-            self.report({"ERROR"}, str(exc))
-            return {"CANCELLED"}
+        self._job = self._make_job(context)
         self._steps = self._job.steps()
         wm = context.window_manager
         wm.progress_begin(0, 100)
@@ -286,8 +331,7 @@ class SKINMODES_OT_bake(bpy.types.Operator):
             try:
                 job.cancel()  # removes the .partial file (a no-op once commit has closed the job)
             finally:
-                why = f"bake failed ({type(exc).__name__}: {exc}); nothing was changed"
-                self.report({"ERROR"}, str(exc) if isinstance(exc, SkinmodesError) else " ".join(why.split()))
+                self.report({"ERROR"}, error_line(exc, "bake"))
             if not isinstance(exc, Exception):
                 raise  # an interrupt stays one, after the clean-up
             return {"CANCELLED"}
@@ -308,12 +352,9 @@ class SKINMODES_OT_clear_bake(bpy.types.Operator):
         obj = context.active_object
         return obj is not None and obj.type == "MESH" and bool(settings(obj).bake_kind)
 
+    @reports_errors()
     def execute(self, context: bpy.types.Context) -> set[str]:
-        try:
-            clear_bake(active_mesh(context))
-        except SkinmodesError as exc:
-            self.report({"ERROR"}, str(exc))
-            return {"CANCELLED"}
+        clear_bake(active_mesh(context))
         return {"FINISHED"}
 
 
@@ -344,12 +385,9 @@ class SKINMODES_OT_create_mask(bpy.types.Operator):
     def poll(cls, context: bpy.types.Context) -> bool:
         return _skinned_mesh_poll(cls, context)
 
+    @reports_errors()
     def execute(self, context: bpy.types.Context) -> set[str]:
-        try:
-            obj, session = _session(context, self)
-        except SkinmodesError as exc:
-            self.report({"ERROR"}, str(exc))
-            return {"CANCELLED"}
+        obj, session = _session(context, self)
         prep = session.prepared
         # The leak mask says how freely each render vertex swings: 1 - d.
         free = np.clip(1.0 - interpolate(prep.embedding, prep.mesh.T, prep.leak), 0.0, 1.0)
@@ -421,12 +459,9 @@ class SKINMODES_OT_show_mode(bpy.types.Operator):
     def poll(cls, context: bpy.types.Context) -> bool:
         return _skinned_mesh_poll(cls, context)
 
+    @reports_errors()
     def execute(self, context: bpy.types.Context) -> set[str]:
-        try:
-            obj, session = _session(context, self)
-        except SkinmodesError as exc:
-            self.report({"ERROR"}, str(exc))
-            return {"CANCELLED"}
+        obj, session = _session(context, self)
         prep = session.prepared
         k = min(settings(obj).inspect_mode, prep.model.m - 1)
         w = interpolate(prep.embedding, prep.mesh.T, prep.model.weights[:, k])
@@ -457,6 +492,7 @@ class SKINMODES_OT_hide_mode(bpy.types.Operator):
         obj = context.active_object
         return obj is not None and obj.type == "MESH" and obj.data.color_attributes.get(MODE_ATTRIBUTE) is not None
 
+    @reports_errors()
     def execute(self, context: bpy.types.Context) -> set[str]:
         mesh = active_mesh(context).data
         mesh.color_attributes.remove(mesh.color_attributes[MODE_ATTRIBUTE])
@@ -477,13 +513,9 @@ class SKINMODES_OT_refresh_preview(bpy.types.Operator):
         obj = context.active_object
         return obj is not None and obj.type == "MESH" and settings(obj).live_preview
 
+    @reports_errors()
     def execute(self, context: bpy.types.Context) -> set[str]:
-        obj = active_mesh(context)
-        try:
-            preview.refresh(obj, scene_of(context))
-        except SkinmodesError as exc:
-            self.report({"ERROR"}, str(exc))
-            return {"CANCELLED"}
+        preview.refresh(active_mesh(context), scene_of(context))
         return {"FINISHED"}
 
 

@@ -15,6 +15,10 @@ OVERRIDE = {"LIBRARY_OVERRIDABLE"}
 STATUS = {"HIDDEN"}
 # Blender 4.5+ asks path properties to declare that they accept "//" paths.
 PATH_OPTIONS = {"PATH_SUPPORTS_BLEND_RELATIVE"} if bpy.app.version >= (4, 5, 0) else set()
+# The add-on's module name, bl_ext.<repository>.skinmodes: its preferences are filed under it.
+ADDON = __package__ or ""
+# Where caches go when neither the object nor the preferences name a folder.
+FALLBACK_CACHE_DIR = "//skinmodes_cache/"
 
 
 def status(kind: Any, name: str, description: str = "", **kw: Any) -> Any:
@@ -154,6 +158,17 @@ def scene_of(context: bpy.types.Context) -> bpy.types.Scene:
     if scene is None:
         raise SkinmodesError("no scene in this context")
     return scene
+
+
+def preferences() -> Any | None:
+    """The add-on's preferences (preferences.SkinmodesPreferences), or None while it is not enabled."""
+    entry = bpy.context.preferences.addons.get(ADDON)
+    return None if entry is None else entry.preferences
+
+
+def default_cache_dir() -> str:
+    """The cache folder of objects whose own Cache Folder is empty: the preference, else //skinmodes_cache/."""
+    return getattr(preferences(), "cache_dir", "") or FALLBACK_CACHE_DIR
 
 
 def settings(obj: bpy.types.Object) -> SkinmodesSettings:

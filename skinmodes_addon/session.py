@@ -36,6 +36,7 @@ from .character import (
     vertex_positions,
 )
 from .core.dynamics.simulator import character_size
+from .core.dynamics.simulator import uses_arap as simulator_uses_arap
 from .core.errors import CacheError, MeshError, SkinmodesError, SubspaceError
 from .core.io.pc2 import check_writable
 from .core.pipeline import (
@@ -46,12 +47,13 @@ from .core.pipeline import (
     PreparedCharacter,
     SolverSettings,
     SubspaceSettings,
+    check_frame_range,
     physical_scale,
     prepare_character,
 )
 from .core.settings import BY_NAME, SETTINGS
 from .core.settings import names as setting_names
-from .props import SkinmodesSettings, settings
+from .props import SkinmodesSettings, default_cache_dir, settings
 
 # Names of the things skinmodes adds to a scene, so it only ever removes its own.
 CACHE_MODIFIER = "Skinmodes Cache"
@@ -174,7 +176,7 @@ def cache_folder(s: SkinmodesSettings) -> Path:
     never matters: Blender's own ``bpy.path.abspath`` would resolve
     ``//`` of an unsaved file, and plain relative paths, against it.
     """
-    raw = s.cache_dir or "//skinmodes_cache/"
+    raw = s.cache_dir or default_cache_dir()
     if raw.startswith("~"):
         return Path(os.path.normpath(os.path.expanduser(raw)))
     if not raw.startswith("//") and os.path.isabs(raw):
@@ -376,9 +378,7 @@ def read_request(
     """
     check_object(obj)
     s = settings(obj)
-    start, end = frames if frames is not None else s.frame_range(scene)
-    if end < start:
-        raise SkinmodesError(f"the frame range {start}-{end} is empty; set the end frame after the start frame")
+    start, end = check_frame_range(*(frames if frames is not None else s.frame_range(scene)))
     original = scene.frame_current
     with busy():
         try:
@@ -457,8 +457,8 @@ def prepare(
 
 
 def uses_arap(solver: SolverSettings, prepared: PreparedCharacter) -> bool:
-    """Whether the simulation will use the ARAP energy (else linear co-rotational)."""
-    return solver.material_model == "arap" or (solver.material_model == "auto" and prepared.material.is_arap)
+    """Whether the simulation will use the ARAP energy (else linear co-rotational): the solver's own rule."""
+    return simulator_uses_arap(solver.material_model, prepared.model)
 
 
 def install_session(

@@ -6,7 +6,12 @@ import bpy
 
 from . import preview
 from .character import armature_modifier
+from .core.settings import BY_NAME
+from .material_presets import SKINMODES_MT_material_presets
 from .props import active_mesh, settings
+
+# The material preset button shows the object's own preset: "Jelly", …, or "Custom".
+PRESET_LABELS = {c.id: c.label for c in BY_NAME["material_preset"].choices}
 
 
 class _Panel:
@@ -43,10 +48,18 @@ class SKINMODES_PT_material(_Panel, bpy.types.Panel):
     bl_label = "Material"
     bl_parent_id = "SKINMODES_PT_main"
 
+    def draw_header_preset(self, context: bpy.types.Context) -> None:
+        """The preset button: apply a shipped or saved preset, save yours, remove yours.
+
+        It reads the object's own preset ("Custom" once a value is edited by
+        hand or a preset of yours is applied): the menu's title is one for all objects.
+        """
+        s = settings(active_mesh(context))
+        self.layout.menu(SKINMODES_MT_material_presets.__name__, text=PRESET_LABELS[s.material_preset], icon="PRESET")
+
     def draw(self, context: bpy.types.Context) -> None:
         s = settings(active_mesh(context))
         col = self.layout.column()
-        col.prop(s, "material_preset")
         col.prop(s, "stiffness_mode", expand=True)
         if s.stiffness_mode == "FREQUENCY":
             col.prop(s, "wobble_hz", text="Wobble (Hz)")

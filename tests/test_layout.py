@@ -82,3 +82,13 @@ def test_tests_mirror_core_modules():
             missing.append(str(test.relative_to(ROOT)))
     assert not missing, f"core modules without their test module: {missing}"
 
+
+def test_tests_mirror_addon_modules():
+    """Every add-on module has tests/addon/test_<module>.py (registration is __init__'s)."""
+    names = {"__init__": "register"}
+    missing = [
+        f"tests/addon/test_{names.get(p.stem, p.stem)}.py"
+        for p in sorted(ADDON.glob("*.py"))
+        if not (ROOT / "tests" / "addon" / f"test_{names.get(p.stem, p.stem)}.py").exists()
+    ]
+    assert not missing, f"add-on modules without their test module: {missing}"

@@ -40,6 +40,8 @@ def test_every_poll_answers_false_without_a_script_error(addon, capfd, active):
     answers, printed = polls(bpy, capfd)
     assert len(answers) >= 7, answers  # compute_modes, bake, clear_bake, create_mask, show/hide mode, refresh
     assert SCRIPT_ERROR not in printed and "Traceback" not in printed, printed
+    # Saving a material preset needs a mesh, not a rig: the Material panel shows on any mesh.
+    assert answers.pop("material_preset_add") == (active == "MESH_WITHOUT_RIG")
     assert not any(answers.values()), answers
 
 
@@ -129,3 +131,69 @@ def test_show_and_restore_work_on_any_shading_and_are_forgotten_on_load(addon):
     assert operators.SHADING_BEFORE
     bpy.ops.wm.read_homefile(use_empty=True, use_factory_startup=True)
     assert not operators.SHADING_BEFORE  # addresses of another file's views mean nothing
+
+
+def test_error_line_is_one_line_and_says_what_failed(addon):
+    error_line = addon.operators.error_line
+    said = addon.core.errors.SkinmodesError("the mesh is flat; give it volume")
+    assert error_line(said, "bake") == "the mesh is flat; give it volume"
+    assert error_line(OSError(28, "No space\nleft on device"), "bake") == (
+        "bake failed (OSError: [Errno 28] No space left on device); nothing was changed"
+    )
+
+
+@pytest.fixture
+def failing_operator(addon):
+    """A real operator whose execute and invoke go through reports_errors and raise what the test says."""
+    import bpy
+
+    reports_errors = addon.operators.reports_errors
+
+    class SKINMODES_OT_test_failing(bpy.types.Operator):
+        bl_idname = "skinmodes.test_failing"
+        bl_label = "Failing"
+        error: bpy.props.StringProperty()  # type: ignore[valid-type]
+
+        def raise_it(self):
+            if self.error == "said":
+                raise addon.core.errors.SkinmodesError("nothing to bake; key the rig first")
+            raise ValueError("a bug\nover two lines")
+
+        @reports_errors("test run")
+        def execute(self, context):
+            self.raise_it()
+            return {"FINISHED"}
+
+        @reports_errors()
+        def invoke(self, context, event):
+            self.raise_it()
+            return {"FINISHED"}
+
+    bpy.utils.register_class(SKINMODES_OT_test_failing)  # Blender accepts the wrappers' argument counts
+    yield bpy.ops.skinmodes.test_failing
+    bpy.utils.unregister_class(SKINMODES_OT_test_failing)
+
+
+def test_reports_errors_reports_one_line_and_cancels(addon, failing_operator):
+    import bpy
+
+    from tests.addon.test_bad_input import report_of
+
+    assert report_of(bpy, failing_operator, error="said") == "nothing to bake; key the rig first"
+    assert report_of(bpy, failing_operator, error="bug") == (
+        "test run failed (ValueError: a bug over two lines); nothing was changed"
+    )
+    # invoke catches SkinmodesError only (no "failed" given): a bug there stays a traceback.
+    assert report_of(bpy, lambda **kw: failing_operator("INVOKE_DEFAULT", **kw), error="said") == (
+        "nothing to bake; key the rig first"
+    )
+    with pytest.raises(RuntimeError, match="ValueError"):
+        failing_operator("INVOKE_DEFAULT", error="bug")
+
+
+def test_every_operator_reports_through_the_one_helper(addon):
+    for cls in addon.operators.CLASSES:
+        for name in ("execute", "invoke"):
+            method = cls.__dict__.get(name)
+            if method is not None:
+                assert hasattr(method, "__wrapped__"), f"{cls.__name__}.{name} does not use reports_errors"

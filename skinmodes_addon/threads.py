@@ -1,0 +1,94 @@
+"""How many threads the BLAS libraries under numpy and scipy may use (the Threads preference).
+
+The wheels the extension ships (scipy, wildmeshing) carry no threadpoolctl,
+so this does the part of its work that matters here: numpy and scipy each
+bundle an OpenBLAS in their own folder (``numpy.libs``, ``scipy/.dylibs``, …),
+and every OpenBLAS exports ``*_set_num_threads``.  Opening such a file by
+its path hands back the copy already loaded in the process, so the setting
+reaches the library numpy and scipy actually call.  A numpy built against
+another BLAS (Accelerate, MKL) is not found, and :func:`blas_libraries` says
+so rather than pretending.  The count is process-wide: Blender's own threads
+(Preferences › System) are not affected.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+# Where the wheels keep their bundled shared libraries (Linux, macOS, Windows).
+LIBRARY_FOLDERS = ("{pkg}.libs", "{pkg}/.dylibs", "{pkg}/.libs")
+# OpenBLAS builds prefix and suffix their symbols: scipy's "scipy_openblas", numpy 2's ILP64 "…64_".
+PREFIXES = ("scipy_openblas", "openblas")
+SUFFIXES = ("64_", "")
+
+
+@dataclass(frozen=True)
+class BlasLibrary:
+    """One OpenBLAS loaded (or loadable) in this process: who bundles it, its file, and its thread controls."""
+
+    owner: str
+    path: Path
+    set_threads: Callable[..., Any]
+    get_threads: Callable[..., Any]
+
+    @property
+    def threads(self) -> int:
+        return int(self.get_threads())
+
+
+def _controls(lib: ctypes.CDLL) -> tuple[Any, Any] | None:
+    """The library's (set, get) thread-count functions, whatever its symbol prefix and suffix."""
+    for prefix in PREFIXES:
+        for suffix in SUFFIXES:
+            setter = getattr(lib, f"{prefix}_set_num_threads{suffix}", None)
+            getter = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)
+            if setter is not None and getter is not None:
+                setter.argtypes, setter.restype, getter.restype = [ctypes.c_int], None, ctypes.c_int
+                return setter, getter
+    return None
+
+
+@functools.cache  # the files a process has loaded do not change while it runs
+def blas_libraries(owners: tuple[str, ...] = ("numpy", "scipy")) -> tuple[BlasLibrary, ...]:
+    """The OpenBLAS libraries bundled with ``owners`` whose thread count can be set (none, if none is found)."""
+    found: list[BlasLibrary] = []
+    for owner in owners:
+        try:
+            base = Path(importlib.import_module(owner).__file__ or "").parent
+        except ImportError:
+            continue
+        for folder in LIBRARY_FOLDERS:
+            directory = base.parent / folder.format(pkg=base.name)
+            for path in sorted(directory.glob("*openblas*")) if directory.is_dir() else []:
+                try:
+                    controls = _controls(ctypes.CDLL(str(path)))
+                except OSError:  # not a library this platform can open
+                    continue
+                if controls is not None:
+                    found.append(BlasLibrary(owner, path, *controls))
+    return tuple(found)
+
+
+# Each library's thread count before the preference first changed it, so 0 ("their default") puts it back.
+_ORIGINAL: dict[Path, int] = {}
+
+
+def limit_threads(count: int) -> tuple[BlasLibrary, ...]:
+    """Let every found OpenBLAS use at most ``count`` threads; 0 gives each the count it had before.
+
+    Returns the libraries found.
+    """
+    libraries = blas_libraries()
+    for lib in libraries:
+        if count > 0:
+            _ORIGINAL.setdefault(lib.path, lib.threads)
+            lib.set_threads(count)
+        elif lib.path in _ORIGINAL:
+            lib.set_threads(_ORIGINAL.pop(lib.path))
+    return libraries

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from . import accuracy, characters, in_blender, meshing, scaling, side_by_side, table1
 from .common import BENCH, Context, jsonable, machine_info, write_json
+from .peers.pinning import pin_threads
 from .report import update_readme, write_report
 
 SECTIONS = {
@@ -59,19 +60,24 @@ def main(argv: list[str]) -> int:
         ap.error(f"unknown section(s) {', '.join(unknown)}")
     out = args.out or (BENCH / "quick" if args.quick else BENCH)
     out.mkdir(parents=True, exist_ok=True)
+    # One BLAS/OpenMP thread in this process and every child, whether or not tasks.py launched us.
+    pin_threads()
+    last: dict = json.loads((out / "results.json").read_text()) if (out / "results.json").exists() else {}
+    if last.get("quick") != args.quick:
+        last = {}
     ctx = Context(
         quick=args.quick,
         out=out,
         peer_python=os.environ.get("SKINMODES_BENCH_PEER_PYTHON") or None,
         log=lambda s: print(s, flush=True),
+        previous=last.get("sections", {}),
+        previous_dates=last.get("section_dates", {}),
     )
     started = time.perf_counter()
     previous: dict = {}
-    if only and (out / "results.json").exists():
+    if only and last:
         # Re-running some sections keeps the others' figures (each section says when it ran).
-        previous = json.loads((out / "results.json").read_text())
-        if previous.get("quick") != args.quick:
-            previous = {}
+        previous = last
     results: dict = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "command": "python3.11 tasks.py bench" + "".join(f" {a}" for a in argv),

@@ -73,6 +73,10 @@ class Context:
     peer_python: str | None
     log: Callable[[str], None] = print
     plots: list[str] = field(default_factory=list)
+    # The sections (and the dates they ran) of the results.json this run replaces: a section can
+    # compare its figures with the previous run's (the peers section reports how far they differ).
+    previous: dict[str, Any] = field(default_factory=dict)
+    previous_dates: dict[str, str] = field(default_factory=dict)
 
     def plot_path(self, name: str) -> Path:
         p = self.out / "plots" / f"{name}.png"
@@ -92,6 +96,7 @@ def machine_info() -> dict[str, Any]:
         "processor": platform.processor() or platform.machine(),
         "cores": os.cpu_count(),
         "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS", "default"),
+        "thread_pinning": pinning_report(),
     }
     try:
         with open("/proc/cpuinfo") as fh:
@@ -103,6 +108,13 @@ def machine_info() -> dict[str, Any]:
     except OSError:
         pass
     return info
+
+
+def pinning_report() -> dict[str, Any]:
+    """This process's thread pinning (``peers/pinning.py``); the bench's main() pins before any section."""
+    from .peers.pinning import pin_threads
+
+    return pin_threads()
 
 
 def jsonable(x: Any) -> Any:
@@ -127,7 +139,10 @@ def write_json(path: Path, data: Any) -> None:
 
 def run_peer(peer_python: str, script: str, *args: str, timeout: float = 1800.0) -> dict[str, Any]:
     """Run a peer script with the bench-only interpreter; it prints one JSON object last."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT), OPENBLAS_NUM_THREADS=os.environ.get("OPENBLAS_NUM_THREADS", "1"))
+    from .peers.pinning import pinned_env
+
+    env = pinned_env()
+    env["PYTHONPATH"] = str(ROOT)
     out = subprocess.run(
         [peer_python, str(BENCH / "peers" / script), *args], capture_output=True, text=True, env=env, timeout=timeout
     )

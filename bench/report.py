@@ -11,6 +11,7 @@ from typing import Any
 
 TARGETS = {
     "step_vs_fastcody": 1.0,  # our step at most fast-cody's
+    "preparation_vs_fastcody": 0.25,  # issue 14: raw arrays to a ready simulator, at ~20k vertices
     "bake_vs_frame_set": 1.5,  # bake at most 1.5x Blender's frame_set loop
     "preview_vs_frame_set": 0.5,  # live preview at most 0.5x Blender's frame evaluation
     "table1_speedup": 5.8,  # the seed's smallest skinning/displacement speed-up
@@ -46,6 +47,19 @@ def _s(x: Any) -> str:
     return f"{x['median']:.3g} ({x['min']:.3g}–{x['max']:.3g})"
 
 
+def _ratio(q: dict) -> str:
+    """A paired ratio: median of the per-round ratios (quartiles; range)."""
+    return f"{q['median']:.2f}× (IQR {q['q1']:.2f}–{q['q3']:.2f}; range {q['min']:.2f}–{q['max']:.2f})"
+
+
+def _model_sizes(rows: list[dict]) -> str:
+    """The real m and r of a section's models: one pair when every size has the same, else each."""
+    pairs = sorted({(r["modes"], r["clusters"]) for r in rows})
+    if len(pairs) == 1:
+        return f"m={pairs[0][0]}, r={pairs[0][1]} at every size"
+    return "m, r = " + ", ".join(f"{r['modes']}, {r['clusters']}" for r in rows) + " (NOT equal across sizes)"
+
+
 def implausible(row: dict) -> list[str]:
     """What fails issue 11's checks in one character's default bake (empty: plausible)."""
     out = [
@@ -75,36 +89,42 @@ def summary_rows(res: dict) -> list[list[str]]:
         sc = s["scaling"]
         rows.append(
             [
-                f"step time, {sc['smallest']:,} → {sc['largest']:,} vertices (m=16, r=100)",
+                f"step time, {sc['smallest']:,} → {sc['largest']:,} vertices ({_model_sizes(sc['rows'])})",
                 f"{_ms(sc['rows'][0]['step_lbs'])} → {_ms(sc['rows'][-1]['step_lbs'])} ms",
                 f"×{sc['ratio_largest_to_smallest']:.2f} for ×{sc['largest'] / sc['smallest']:.0f} vertices",
             ]
         )
-    for row in s.get("peers", {}).get("rows", []):
-        if row.get("step_simkit"):
+    peers = s.get("peers", {})
+    for row in peers.get("steps", []):
+        model = f"m={row['modes']}, r={row['clusters']}"
+        if row.get("step_ratio_ours_over_simkit"):
+            q = row["step_ratio_ours_over_simkit"]
             rows.append(
                 [
-                    f"step vs simkit's tutorial simulator, {row['vertices']:,} vertices",
-                    f"{_ms(row['step_ours'])} vs {_ms(row['step_simkit'])} ms",
-                    f"{1 / row['step_ratio_ours_over_simkit']:.1f}× faster",
+                    f"step vs simkit's tutorial simulator, {row['vertices']:,} vertices ({model}), paired",
+                    f"{_ms(row['step_ours_beside_simkit'])} vs {_ms(row['step_simkit'])} ms",
+                    f"{1 / q['median']:.1f}× faster ({_ratio(q)} theirs)",
                 ]
             )
+        q = row["step_ratio_ours_over_fastcody"]
         rows.append(
             [
-                f"step vs fast-cody (C++), {row['vertices']:,} vertices",
+                f"step vs fast-cody (C++), {row['vertices']:,} vertices ({model}), paired",
                 f"{_ms(row['step_ours'])} vs {_ms(row['step_fastcody'])} ms",
-                f"{row['step_ratio_ours_over_fastcody']:.2f}× theirs",
+                f"{_ratio(q)} theirs",
             ]
         )
-        if row.get("subspace_ratio_ours_over_fastcody"):
-            fc = (row.get("subspace_fastcody_s") or 0) + (row.get("precompute_fastcody_s") or 0)
-            rows.append(
-                [
-                    f"subspace + precompute vs fast-cody, {row['vertices']:,} vertices",
-                    f"{row['subspace_ours_s']:.2f} vs {fc:.2f} s",
-                    f"{row['subspace_ratio_ours_over_fastcody']:.2f}× theirs",
-                ]
-            )
+    for row in peers.get("preparation", []):
+        q = row["ratio_ours_over_fastcody"]
+        o, f = row["ours"], row["fastcody"]
+        rows.append(
+            [
+                f"preparation (raw arrays to a ready simulator) vs fast-cody, {row['vertices']:,} vertices "
+                f"(ours m={o['m']}, r={o['r']}; theirs m={f['m']}, r={f['r']}), paired",
+                f"{_s(o['seconds'])} vs {_s(f['seconds'])} s",
+                f"{_ratio(q)} theirs",
+            ]
+        )
     if "accuracy" in s:
         for row in s["accuracy"]["speed"]:
             rows.append(
@@ -177,19 +197,25 @@ def behind(res: dict) -> list[str]:
     """Every target or peer we do not beat, with by how much."""
     s = res["sections"]
     out = []
-    for row in s.get("peers", {}).get("rows", []):
-        r = row["step_ratio_ours_over_fastcody"]
+    peers = s.get("peers", {})
+    for row in peers.get("steps", []):
+        r = row["step_ratio_ours_over_fastcody"]["median"]
         if r > TARGETS["step_vs_fastcody"]:
-            out.append(f"Per-step time at {row['vertices']:,} vertices is {r:.2f}× fast-cody's C++ (target ≤ 1.0×).")
-        rk = row.get("step_ratio_ours_over_simkit")
+            out.append(
+                f"Per-step time at {row['vertices']:,} vertices is {r:.2f}× fast-cody's C++, paired (target ≤ 1.0×)."
+            )
+        rk = row.get("step_ratio_ours_over_simkit", {}).get("median")
         if rk and rk > TARGETS["step_vs_simkit"]:
             out.append(
-                f"Per-step time at {row['vertices']:,} vertices is {rk:.2f}× simkit's tutorial simulator "
+                f"Per-step time at {row['vertices']:,} vertices is {rk:.2f}× simkit's tutorial simulator, paired "
                 f"({1 / rk:.1f}× faster; target ≥ 5×)."
             )
-        rs = row.get("subspace_ratio_ours_over_fastcody")
-        if rs and rs > 1.0:
-            out.append(f"Subspace construction at {row['vertices']:,} vertices is {rs:.2f}× fast-cody's.")
+    for row in peers.get("preparation", []):
+        rs = row["ratio_ours_over_fastcody"]["median"]
+        if row["vertices"] >= 15_000 and rs > TARGETS["preparation_vs_fastcody"]:
+            out.append(
+                f"Preparation at {row['vertices']:,} vertices is {rs:.2f}× fast-cody's, paired (target ≤ 0.25×)."
+            )
     sc = s.get("scaling")
     if sc:
         rows = {r["vertices"]: r for r in sc["rows"]}
@@ -248,6 +274,144 @@ def behind(res: dict) -> list[str]:
     for name, err in res.get("errors", {}).items():
         out.append(f"Section `{name}` failed: {err}")
     return out
+
+
+def _threads(threads: dict) -> str:
+    """How each side's process was pinned, in one line."""
+    parts = []
+    for side, t in threads.items():
+        libs = ", ".join(f"{k.split('-')[0].removeprefix('lib')} {v}" for k, v in t.get("openblas", {}).items())
+        env = ", ".join(f"{k}={v}" for k, v in t.get("env", {}).items())
+        parts.append(f"{side}: {env}; OpenBLAS threads: {libs or 'none loaded'}")
+    return "; ".join(parts)
+
+
+def peers_report(p: dict) -> list[str]:
+    """Section 3: the paired step and preparation tables, the pinning, and the run-to-run difference."""
+    L = ["## 3. Peers on identical inputs, paired", ""]
+    if "skipped" in p:
+        return [*L, f"Skipped: {p['skipped']}.", ""]
+    if p.get("method") != "paired":
+        return [*L, "Measured by an older, unpaired method: re-run `python3.11 tasks.py bench --only peers`.", ""]
+    L += [
+        "Each side runs in its own warm worker process (ours with the main environment, the peers with the "
+        "bench-only one), timed in rounds of A B B A over the same work; each figure is the median of the "
+        "per-round ratios (A1 + A2) / (B1 + B2), with their quartiles (IQR) and range.  Per-side times are "
+        "medians (min–max) over every block of that side.  Thread pinning, set by the bench whatever launches it: "
+        + _threads(p.get("threads", {}))
+        + ".",
+        "",
+        f"**Steps.**  The same model on every side (our modes and clusters), h = 1/{round(1 / p['time_step'])} s, "
+        f"{p['iterations']} local-global iterations, blocks of {p['steps'][0]['block_steps'] if p['steps'] else '?'} "
+        "steps.",
+        "",
+    ]
+    L += _table(
+        [
+            "vertices",
+            "tets",
+            "m",
+            "r",
+            "ours [ms/step]",
+            "fast-cody [ms/step]",
+            "ours/fast-cody",
+            "simkit tutorial [ms/step]",
+            "ours/simkit",
+            "trajectory diff vs fast-cody / extent",
+        ],
+        [
+            [
+                f"{r['vertices']:,}",
+                f"{r['tets']:,}",
+                r["modes"],
+                r["clusters"],
+                _ms(r["step_ours"]),
+                _ms(r["step_fastcody"]),
+                _ratio(r["step_ratio_ours_over_fastcody"]),
+                _ms(r["step_simkit"]) if r.get("step_simkit") else "—",
+                _ratio(r["step_ratio_ours_over_simkit"]) if r.get("step_ratio_ours_over_simkit") else "—",
+                f"{r['trajectory_max_diff_over_extent']:.1e}",
+            ]
+            for r in p["steps"]
+        ],
+    )
+    L += [
+        "**Preparation**: raw arrays (vertices, tets, rig weights, material) to a ready simulator, all inside "
+        "the timer on both sides.  Ours: tet-mesh set-up, leak field, skinning modes, clusters, reduced "
+        "products, Simulator construction.  fast-cody: its rig-animation app's pipeline (LBS Jacobian, "
+        "complementarity constraint, `skinning_subspace`, then the C++ `fast_cd_sim` precomputation).",
+        "",
+    ]
+    L += _table(
+        [
+            "vertices",
+            "tets",
+            "ours: m, r",
+            "fast-cody: m, r",
+            "ours [s]",
+            "fast-cody [s]",
+            "ours/fast-cody",
+            "ours, by stage [s]",
+        ],
+        [
+            [
+                f"{r['vertices']:,}",
+                f"{r['tets']:,}",
+                f"{r['ours']['m']}, {r['ours']['r']}",
+                f"{r['fastcody']['m']}, {r['fastcody']['r']}",
+                _s(r["ours"]["seconds"]),
+                _s(r["fastcody"]["seconds"]),
+                _ratio(r["ratio_ours_over_fastcody"]),
+                ", ".join(f"{k} {v:.2f}" for k, v in r.get("ours_breakdown_s", {}).items()),
+            ]
+            for r in p["preparation"]
+        ],
+    )
+    prev = p.get("previous_run")
+    if prev:
+        from .side_by_side import headline
+
+        now = headline(p)
+        common = [k for k in now if k in prev["ratios"]]
+        L += [
+            f"**Two runs of this section** (this one, and the one before it, {prev['date']}): the same paired "
+            "ratios, and how far they differ.",
+            "",
+        ]
+        L += _table(
+            ["ratio (ours/theirs, median of rounds)", "this run", "previous run", "difference"],
+            [
+                [
+                    k,
+                    f"{now[k]:.3f}",
+                    f"{prev['ratios'][k]:.3f}",
+                    f"{100 * (now[k] / prev['ratios'][k] - 1):+.1f} %",
+                ]
+                for k in common
+            ],
+        )
+    else:
+        L += ["(No earlier paired run of this section to compare with: run `--only peers` again.)", ""]
+    sm = p.get("simkit_modes", {})
+    if "simkit_vs_ours_max_principal_angle_sin" in sm:
+        L += [
+            f"simkit's constrained skinning eigenmodes, fed our weight-space constraint, span ours at "
+            f"{sm['vertices']:,} vertices to a largest principal angle of sine "
+            f"{sm['simkit_vs_ours_max_principal_angle_sin']:.1e} (an accuracy check; not timed).",
+            "",
+        ]
+    elif "subspace_simkit_error" in sm:
+        L += [f"simkit's eigenmodes failed: {sm['subspace_simkit_error']}.", ""]
+    L += [
+        "simkit 0.1.8 ships no complementary-dynamics simulator; its repository's tutorial builds one from "
+        "library calls (reduced products, `block_coord` with a `polar_svd` local step and a Cholesky global "
+        "step), run here in 3D on the same model and rig motion (its rig parameters fitted to the same rig "
+        "positions), the solve only.",
+        "",
+        "![peers](plots/peers.png)",
+        "",
+    ]
+    return L
 
 
 def write_report(path: Path, res: dict) -> None:
@@ -356,80 +520,7 @@ def write_report(path: Path, res: dict) -> None:
         )
         L += ["![accuracy](plots/accuracy.png)", ""]
     if "peers" in s:
-        p = s["peers"]
-        L += ["## 3. Peers on identical inputs", ""]
-        if "skipped" in p:
-            L += [f"Skipped: {p['skipped']}.", ""]
-        else:
-            L += [
-                f"Same mesh, weights, clusters, rig, material, h = 1/{round(1 / p['time_step'])} s, "
-                f"{p['iterations']} local-global iterations, {p['steps']} steps.",
-                "",
-            ]
-            L += _table(
-                [
-                    "vertices",
-                    "m",
-                    "r",
-                    "ours [ms/step]",
-                    "fast-cody [ms/step]",
-                    "ours/fast-cody",
-                    "simkit tutorial [ms/step]",
-                    "ours/simkit",
-                    "trajectory diff vs fast-cody / extent",
-                ],
-                [
-                    [
-                        f"{r['vertices']:,}",
-                        r["modes"],
-                        r["clusters"],
-                        _ms(r["step_ours"]),
-                        _ms(r["step_fastcody"]),
-                        f"{r['step_ratio_ours_over_fastcody']:.2f}",
-                        _ms(r["step_simkit"]) if r.get("step_simkit") else "—",
-                        f"{r['step_ratio_ours_over_simkit']:.2f}" if r.get("step_ratio_ours_over_simkit") else "—",
-                        f"{r['trajectory_max_diff_over_extent']:.1e}",
-                    ]
-                    for r in p["rows"]
-                ],
-            )
-            L += _table(
-                [
-                    "vertices",
-                    "ours: subspace + products [s]",
-                    "ours: modes only [s]",
-                    "fast-cody: subspace [s]",
-                    "fast-cody: C++ precompute [s]",
-                    "simkit: modes only [s]",
-                    "simkit vs ours, sin max angle",
-                ],
-                [
-                    [
-                        f"{r['vertices']:,}",
-                        f"{r['subspace_ours_s']:.2f}",
-                        f"{r['subspace_ours_breakdown_s']['modes']:.2f}",
-                        f"{r['subspace_fastcody_s']:.2f}" if r.get("subspace_fastcody_s") is not None else "—",
-                        f"{r['precompute_fastcody_s']:.2f}" if r.get("precompute_fastcody_s") is not None else "—",
-                        f"{r['subspace_simkit_modes_s']:.2f}"
-                        if "subspace_simkit_modes_s" in r
-                        else r.get("subspace_simkit_error", "—"),
-                        f"{r['simkit_vs_ours_max_principal_angle_sin']:.1e}"
-                        if "simkit_vs_ours_max_principal_angle_sin" in r
-                        else "—",
-                    ]
-                    for r in p["rows"]
-                ],
-            )
-            L += [
-                "simkit 0.1.8 ships no complementary-dynamics simulator; its repository's tutorial 013 builds "
-                "one from library calls (reduced products, `block_coord` with a `polar_svd` local step and a "
-                "Cholesky global step), run here in 3D on the same weights, clusters and rig motion (its rig "
-                "parameters fitted to the same rig positions), 40 steps, the solve only.  Its constrained "
-                "skinning eigenmodes, fed our constraint, span the same space as ours to the angle shown.",
-                "",
-                "![peers](plots/peers.png)",
-                "",
-            ]
+        L += peers_report(s["peers"])
     if "table1" in s:
         t = s["table1"]
         L += ["## 4. Table 1: 10 skinning modes against 120 displacement modes", ""]

@@ -1,23 +1,33 @@
-"""Section 3: peers on identical inputs — fast-cody (the paper authors' C++ core) and simkit.
+"""Section 3: peers on identical inputs, paired — fast-cody (the paper authors' C++ core) and simkit.
 
-Per step: skinmodes' reduced solver and fast-cody's ``fast_cd_pyb`` get the
-same tet mesh, skinning weights, cluster labels, rig weights, rig parameters
-per step, material (ARAP, mu), density, time step and a fixed 10 local-global
-iterations.  Both are timed in the same run, each with one BLAS thread; the
-trajectories are compared too (they should agree to solver round-off).
+Every side-by-side figure here comes from the paired method of
+``bench/paired.py``: each side in its own warm worker process, all pinned to
+one BLAS/OpenMP thread the same way, the same work timed in A B B A rounds,
+the figure the median of per-round ratios with its quartiles and range.
 
-Subspace construction: each tool's own pipeline from mesh and rig to a
-ready-to-step model with the same modes and clusters.  fast-cody's is its
-rig-animation app's pipeline (constraint, modes, clusters, then the C++
-precomputation); simkit 0.1.8 computes constrained skinning eigenmodes
-(``simkit.skinning_eigenmodes`` with ``Aeq``) but ships no complementary-
-dynamics time stepper (its local-global solver raises NotImplementedError), so
-it appears in the subspace column only, fed our weight-space constraint, and
-its modes are compared with ours by their largest principal angle.
+Steps: skinmodes, fast-cody's ``fast_cd_pyb`` and simkit's tutorial
+simulator step the very same model (our modes and clusters; same mesh, rig
+weights, rig motion, material (ARAP, mu), density, time step and a fixed 10
+local-global iterations), 50 steps per block, 30 rounds.  The trajectories of
+ours and fast-cody's are compared too (they agree to solver round-off).
+
+Preparation: raw arrays (vertices, tets, rig weights, material) to a ready
+simulator on both sides, everything inside the timer: for us the tet-mesh
+set-up, leak field, skinning modes, clusters, reduced products and Simulator
+construction; for fast-cody its rig-animation app's pipeline (LBS Jacobian,
+complementarity constraint, skinning modes and clusters, then the C++
+precomputation).  Whole preparations alternate A B B A over fewer rounds.
+Each side's model is reported with its real m and r.
+
+simkit 0.1.8 ships no complementary-dynamics pipeline, so it appears in the
+step comparison (its repository's tutorial recipe on our model) and, as an
+accuracy check only, with its constrained skinning eigenmodes (fed our
+weight-space constraint), compared with ours by their largest principal angle.
 """
 
 from __future__ import annotations
 
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -31,10 +41,20 @@ from core.model.materials import Material
 from core.subspace.reduced import build_reduced_model
 from core.validation.scenes import grid_scene
 
-from .common import Context, Timing, run_peer
+from .common import Context, run_peer
+from .paired import Worker, abba, per_step
 
 H = 1.0 / 60.0
-M, R, ITERS = 16, 100, 10
+ITERS = 10
+M, R = 16, 128  # the same m and r at every size
+BONES = 6
+YOUNGS, DENSITY = 5e4, 1000.0  # Poisson ratio 0: ARAP, mu = E / 2
+PERIOD = 60  # steps per period of the 1 Hz rig motion at h = 1/60: the motion loops without a jump
+STEP_SIZES = (13, 22)  # vertices per axis: 2,197 and 10,648
+PREP_SIZES = (13, 27)  # 2,197 and 19,683
+BLOCK, STEP_ROUNDS = 50, 30
+PREP_ROUNDS = {13: 5, 27: 3}
+TRAJECTORY_STEPS = 50
 
 
 def write_step_inputs(path: Path, scene, mat: Material, model, **rig: np.ndarray) -> None:
@@ -73,113 +93,204 @@ def our_steps(model, P: np.ndarray) -> tuple[np.ndarray, list[float]]:
     return np.asarray(U), times
 
 
+def _problem(v: int, quick: bool):
+    scene = grid_scene(v, bones=BONES if not quick else 3)
+    mat = Material.uniform(scene.mesh.t, YOUNGS, 0.0, DENSITY)
+    raw = {
+        "X": scene.mesh.X,
+        "T": scene.mesh.T,
+        "Wrig": scene.rig.weights,
+        "E": YOUNGS,
+        "rho": DENSITY,
+        "h": H,
+        "iters": ITERS,
+    }
+    return scene, mat, raw
+
+
+def _paired_steps(ctx: Context, ours: Worker, fc: Worker, sk: Worker | None, v: int, tmp: Path) -> dict:
+    """Per-step time of the three sides on our model of a v^3 grid, paired A B B A."""
+    quick = ctx.quick
+    m, r = (6, 20) if quick else (M, R)
+    block, rounds = (5, 3) if quick else (BLOCK, STEP_ROUNDS)
+    scene, mat, raw = _problem(v, quick)
+    model = build_reduced_model(scene.mesh, mat, scene.rig, m=m, r=r)
+    P = np.array([scene.parameters(k * H, amplitude=0.8, frequency=1.0) for k in range(PERIOD)])
+    path = tmp / f"steps_{v}.npz"
+    np.savez(path, **raw, W=model.weights, lam=model.eigenvalues, labels=model.labels, P=P)
+    loaded = {w.side: w.call("load", path=str(path)) for w in (ours, fc, sk) if w is not None}
+    # Accuracy first: both solve the same equations from the same state.
+    steps = 8 if quick else TRAJECTORY_STEPS
+    for w in (ours, fc):
+        w.call("trajectory", steps=steps, out=str(tmp / f"U_{w.side}.npz"))
+    U_ours, U_fc = (np.load(tmp / f"U_{w.side}.npz")["U"] for w in (ours, fc))
+    extent = float(np.ptp(scene.mesh.X, axis=0).max())
+    for w in (ours, fc, sk):
+        if w is not None:
+            w.call("steps", count=block)  # warm-up block, untimed
+
+    def side(w: Worker):
+        return lambda: w.call("steps", count=block)["seconds"]
+
+    vs_fc = abba(side(ours), side(fc), rounds)
+    row = {
+        "vertices": scene.mesh.n,
+        "tets": scene.mesh.t,
+        "bones": scene.rig.weights.shape[1],
+        "modes": model.m,
+        "clusters": model.r,
+        "models": loaded,  # each side's real m and r (the same model on every side)
+        "block_steps": block,
+        "step_ours": per_step(vs_fc["a"], block),
+        "step_fastcody": per_step(vs_fc["b"], block),
+        "step_ratio_ours_over_fastcody": vs_fc["ratio"],
+        "trajectory_max_diff_over_extent": float(np.abs(U_ours - U_fc).max() / extent),
+        "secondary_max_over_extent": float(np.abs(U_ours).max() / extent),
+    }
+    if sk is not None:
+        vs_sk = abba(side(ours), side(sk), rounds)
+        row.update(
+            step_ours_beside_simkit=per_step(vs_sk["a"], block),
+            step_simkit=per_step(vs_sk["b"], block),
+            step_ratio_ours_over_simkit=vs_sk["ratio"],
+        )
+    return row
+
+
+def _paired_preparation(ctx: Context, ours: Worker, fc: Worker, v: int, tmp: Path, warm: bool) -> dict:
+    """Raw arrays to a ready simulator, ours against fast-cody's pipeline, whole preparations A B B A."""
+    quick = ctx.quick
+    m, r = (6, 20) if quick else (M, R)
+    rounds = 1 if quick else PREP_ROUNDS.get(v, 3)
+    scene, _, raw = _problem(v, quick)
+    path = tmp / f"prepare_{v}.npz"
+    np.savez(path, **raw)
+    if warm:  # the first preparation of a process pays its lazy imports and first calls: untimed
+        for w in (ours, fc):
+            w.call("prepare", path=str(path), m=m, r=r)
+    last: dict[str, dict] = {}
+
+    def side(w: Worker):
+        def run() -> float:
+            out = w.call("prepare", path=str(path), m=m, r=r)
+            last[w.side] = out
+            return float(out["seconds"])
+
+        return run
+
+    res = abba(side(ours), side(fc), rounds)
+    return {
+        "vertices": scene.mesh.n,
+        "tets": scene.mesh.t,
+        "bones": scene.rig.weights.shape[1],
+        "requested": {"m": m, "r": r},
+        "ours": {"m": last["ours"]["m"], "r": last["ours"]["r"], "seconds": res["a"]},
+        "ours_breakdown_s": last["ours"].get("breakdown_s", {}),
+        "fastcody": {"m": last["fastcody"]["m"], "r": last["fastcody"]["r"], "seconds": res["b"]},
+        "ratio_ours_over_fastcody": res["ratio"],
+    }
+
+
+def headline(section: dict) -> dict[str, float]:
+    """Every paired ratio of a peers section by name (for comparing two runs)."""
+    out = {}
+    for row in section.get("steps", []):
+        n = row["vertices"]
+        out[f"step vs fast-cody, {n:,} vertices"] = row["step_ratio_ours_over_fastcody"]["median"]
+        if "step_ratio_ours_over_simkit" in row:
+            out[f"step vs simkit, {n:,} vertices"] = row["step_ratio_ours_over_simkit"]["median"]
+    for row in section.get("preparation", []):
+        out[f"preparation vs fast-cody, {row['vertices']:,} vertices"] = row["ratio_ours_over_fastcody"]["median"]
+    return out
+
+
 def run(ctx: Context) -> dict:
     if not ctx.peer_python:
         ctx.log("  peers: no bench environment (run `python3.11 tasks.py bench`); section skipped")
         return {"skipped": "no bench-only environment with the peers"}
-    sizes = [7] if ctx.quick else [13, 22]  # vertices per axis: 2.2k, 10.6k
-    steps = 8 if ctx.quick else 120
-    m, r = (6, 20) if ctx.quick else (M, R)
-    rows = []
-    for v in sizes:
-        scene = grid_scene(v, bones=6)
-        mat = Material.uniform(scene.mesh.t, 5e4, 0.0, 1000.0)
-        t0 = time.perf_counter()
+    step_sizes = (7,) if ctx.quick else STEP_SIZES
+    prep_sizes = (7,) if ctx.quick else PREP_SIZES
+    result: dict = {"method": "paired", "time_step": H, "iterations": ITERS, "steps": [], "preparation": []}
+    with tempfile.TemporaryDirectory() as tmp_, Worker(sys.executable, "ours") as ours:
+        tmp = Path(tmp_)
+        with Worker(ctx.peer_python, "fastcody") as fc, Worker(ctx.peer_python, "simkit") as sk:
+            result["threads"] = {w.side: w.hello["threads"] for w in (ours, fc, sk)}
+            for v in step_sizes:
+                t0 = time.perf_counter()
+                row = _paired_steps(ctx, ours, fc, sk, v, tmp)
+                result["steps"].append(row)
+                rf, rs = row["step_ratio_ours_over_fastcody"], row.get("step_ratio_ours_over_simkit")
+                ctx.log(
+                    f"  paired steps n={row['vertices']:,} (m={row['modes']}, r={row['clusters']}): ours/fast-cody "
+                    f"{rf['median']:.2f} (IQR {rf['q1']:.2f}–{rf['q3']:.2f}, range {rf['min']:.2f}–{rf['max']:.2f}, "
+                    f"{rf['rounds']} rounds); ours {row['step_ours'].ms()}, fast-cody {row['step_fastcody'].ms()}"
+                    + (f"; ours/simkit {rs['median']:.3f} ({rs['min']:.3f}–{rs['max']:.3f})" if rs else "")
+                    + f"; trajectory diff {row['trajectory_max_diff_over_extent']:.1e} of the extent "
+                    f"[{time.perf_counter() - t0:.0f} s]"
+                )
+            for i, v in enumerate(prep_sizes):
+                t0 = time.perf_counter()
+                row = _paired_preparation(ctx, ours, fc, v, tmp, warm=i == 0)
+                result["preparation"].append(row)
+                q = row["ratio_ours_over_fastcody"]
+                ctx.log(
+                    f"  paired preparation n={row['vertices']:,}: ours {row['ours']['seconds'].s()} "
+                    f"(m={row['ours']['m']}, r={row['ours']['r']}) vs fast-cody {row['fastcody']['seconds'].s()} "
+                    f"(m={row['fastcody']['m']}, r={row['fastcody']['r']}): ratio {q['median']:.3f} "
+                    f"(range {q['min']:.3f}–{q['max']:.3f}, {q['rounds']} rounds) [{time.perf_counter() - t0:.0f} s]"
+                )
+        # An accuracy check, not a timing: simkit's constrained modes span ours.
+        v = step_sizes[0]
+        scene, mat, _ = _problem(v, ctx.quick)
+        m, r = (6, 20) if ctx.quick else (M, R)
         model = build_reduced_model(scene.mesh, mat, scene.rig, m=m, r=r)
-        ours_subspace = time.perf_counter() - t0
-        P = np.array([scene.parameters(k * H, amplitude=0.8, frequency=1.0) for k in range(steps + 1)])
-        U_ours, our_times = our_steps(model, P)
-        with tempfile.TemporaryDirectory() as tmp:
-            src, dst = Path(tmp) / "in.npz", Path(tmp) / "out.npz"
-            write_step_inputs(src, scene, mat, model, P=P)
-            fc = run_peer(ctx.peer_python, "fastcody_runner.py", str(src), str(dst), "--subspace", timeout=3600)
-            sk_step = _simkit_step(ctx, scene, mat, model, P, tmp)
-            U_fc = np.load(dst)["U"]
-            sk = _simkit(ctx, scene, mat, model, tmp)
-        extent = float(np.ptp(scene.mesh.X, axis=0).max())
-        ours = Timing.of(our_times)
-        peer = Timing(fc["step_median_s"], fc["step_min_s"], fc["step_max_s"], fc["steps"])
-        row = {
-            "vertices": scene.mesh.n,
-            "tets": scene.mesh.t,
-            "modes": model.m,
-            "clusters": model.r,
-            "step_ours": ours,
-            "step_fastcody": peer,
-            "step_ratio_ours_over_fastcody": ours.median / peer.median,
-            "subspace_ours_s": ours_subspace,
-            "subspace_ours_breakdown_s": model.timings,
-            "subspace_fastcody_s": fc.get("subspace_s"),
-            "precompute_fastcody_s": fc.get("precompute_s"),
-            "step_simkit": sk_step,
-            "step_ratio_ours_over_simkit": ours.median / sk_step.median if sk_step else None,
-            "trajectory_max_diff_over_extent": float(np.abs(U_ours - U_fc).max() / extent),
-            "secondary_max_over_extent": float(np.abs(U_ours).max() / extent),
-            **sk,
-        }
-        fc_total = (fc.get("subspace_s") or 0.0) + (fc.get("precompute_s") or 0.0)
-        row["fastcody_total_s"] = fc_total
-        row["subspace_ratio_ours_over_fastcody"] = ours_subspace / fc_total if fc_total else None
-        rows.append(row)
-        ctx.log(
-            f"  peers n={scene.mesh.n}: step ours {ours.ms()} vs fast-cody {peer.ms()} "
-            f"({row['step_ratio_ours_over_fastcody']:.2f}x); subspace ours {ours_subspace:.2f} s vs fast-cody "
-            f"{fc_total:.2f} s, simkit modes {sk.get('subspace_simkit_modes_s', float('nan')):.2f} s; "
-            f"trajectory diff {row['trajectory_max_diff_over_extent']:.1e} of the extent"
-        )
+        result["simkit_modes"] = {"vertices": scene.mesh.n, **_simkit(ctx, scene, mat, model, tmp_)}
+    previous = (ctx.previous or {}).get("peers", {})
+    if previous.get("method") == "paired":
+        result["previous_run"] = {"date": ctx.previous_dates.get("peers", "?"), "ratios": headline(previous)}
     try:
-        _plot(ctx, rows)
+        _plot(ctx, result)
     except ImportError:
         pass
-    return {"rows": rows, "time_step": H, "iterations": ITERS, "steps": steps}
+    return result
 
 
-def _plot(ctx: Context, rows: list[dict]) -> None:
+def _plot(ctx: Context, res: dict) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    labels = [f"{r['vertices']:,} v" for r in rows]
-    x = np.arange(len(rows))
     fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
-    for i, (key, name) in enumerate((("step_ours", "skinmodes"), ("step_fastcody", "fast-cody (C++)"))):
-        med = np.array([1e3 * r[key].median for r in rows])
-        err = [med - [1e3 * r[key].min for r in rows], [1e3 * r[key].max for r in rows] - med]
-        a.bar(x + 0.38 * i, med, 0.38, yerr=err, capsize=3, label=name)
-    a.set_xticks(x + 0.19, labels)
-    a.set_ylabel("ms per step (10 iterations)")
-    a.set_title("per-step time, identical inputs")
-    a.legend()
-    cols = (
-        ("subspace_ours_s", "skinmodes (modes, clusters, products)"),
-        ("fastcody_total_s", "fast-cody (subspace + C++ precompute)"),
-        ("subspace_simkit_modes_s", "simkit (modes only)"),
-    )
-    for i, (key, name) in enumerate(cols):
-        b.bar(x + 0.27 * i, [r.get(key) or 0.0 for r in rows], 0.27, label=name)
-    b.set_xticks(x + 0.27, labels)
+    labels, med, lo, hi = [], [], [], []
+    for row in res["steps"]:
+        for key, name in (("step_ratio_ours_over_fastcody", "fast-cody"), ("step_ratio_ours_over_simkit", "simkit")):
+            if key in row:
+                q = row[key]
+                labels.append(f"{row['vertices']:,} v\nvs {name}")
+                med.append(q["median"])
+                lo.append(q["median"] - q["min"])
+                hi.append(q["max"] - q["median"])
+    x = np.arange(len(labels))
+    a.bar(x, med, yerr=[lo, hi], capsize=3)
+    a.axhline(1.0, color="k", lw=0.8)
+    a.set_xticks(x, labels, fontsize=8)
+    a.set_ylabel("ours / theirs, per step (median of rounds, range)")
+    a.set_title("per-step time, paired, identical model")
+    rows = res["preparation"]
+    x = np.arange(len(rows))
+    for i, (key, name) in enumerate((("ours", "skinmodes"), ("fastcody", "fast-cody"))):
+        med_ = np.array([r[key]["seconds"].median for r in rows])
+        err = [med_ - [r[key]["seconds"].min for r in rows], [r[key]["seconds"].max for r in rows] - med_]
+        b.bar(x + 0.38 * i, med_, 0.38, yerr=err, capsize=3, label=name)
+    b.set_xticks(x + 0.19, [f"{r['vertices']:,} v" for r in rows])
     b.set_yscale("log")
-    b.set_ylabel("seconds")
-    b.set_title("subspace construction")
+    b.set_ylabel("seconds, raw arrays to a ready simulator")
+    b.set_title("preparation, paired")
     b.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(ctx.plot_path("peers"), dpi=110)
     plt.close(fig)
-
-
-def _simkit_step(ctx: Context, scene, mat: Material, model, P: np.ndarray, tmp: str) -> Timing | None:
-    """simkit's tutorial Fast CoDy simulator on the same weights, clusters and rig motion."""
-    path = Path(tmp) / "simkit_step.npz"
-    steps = min(len(P), 41)  # its steps are slow; 40 are plenty for a median
-    Xrig = np.array([scene.rig.positions(scene.mesh.X, P[k]) for k in range(steps)])
-    write_step_inputs(path, scene, mat, model, Xrig=Xrig)
-    try:
-        res = run_peer(ctx.peer_python or "", "simkit_runner.py", "--step", str(path), timeout=3600)
-    except Exception as exc:
-        ctx.log(f"  simkit step failed: {exc}")
-        return None
-    return Timing(res["step_median_s"], res["step_min_s"], res["step_max_s"], res["steps"])
 
 
 def _simkit(ctx: Context, scene, mat: Material, model, tmp: str) -> dict:

@@ -51,6 +51,7 @@ def _ignore_core(folder: str, names: list[str]) -> set[str]:
         left_out |= {n for n in names if n in VALIDATION_ROOMS}
     return left_out
 
+
 # Blender platform name -> the wheel platform-tag fragments that serve it.
 PLATFORM_TAGS = {
     "linux-x64": ("manylinux", "linux_x86_64"),

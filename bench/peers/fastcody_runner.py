@@ -94,8 +94,19 @@ def main(argv: list[str]) -> int:
 
 def subspace_time(X: np.ndarray, T: np.ndarray, Wr: np.ndarray, modes: int, clusters: int) -> float:
     """fast-cody's own pipeline from its rig-animation app: constraint, modes, clusters."""
+    fc = _import_fast_cody()
+    t0 = time.perf_counter()
+    J = fc.lbs_jacobian(X, Wr)
+    C = fc.complementary_constraint_matrix(X, T, J, dt=1e-3)
+    C2 = fc.lbs_weight_space_constraint(X, C)
+    fc.skinning_subspace(X, T, modes, clusters, C=C2, constraint_enforcement="optimal")
+    return time.perf_counter() - t0
+
+
+def _import_fast_cody():
+    """fast_cody's Python package, its GUI-only imports stubbed and libigl >= 2.6's boundary_facets wrapped."""
     # fast_cody's package __init__ imports its viewers and face-tracking app,
-    # which need polyscope, mediapipe and OpenCV; the functions timed here use
+    # which need polyscope, mediapipe and OpenCV; the functions used here use
     # none of them, so empty stand-ins keep those GUI stacks out of the env.
     for name in ("mediapipe", "cv2", "polyscope", "polyscope.imgui"):
         sys.modules.setdefault(name, types.ModuleType(name))
@@ -112,12 +123,101 @@ def subspace_time(X: np.ndarray, T: np.ndarray, Wr: np.ndarray, modes: int, clus
 
         igl.boundary_facets = boundary_facets
         igl._skinmodes_wrapped = True
-    t0 = time.perf_counter()
-    J = fc.lbs_jacobian(X, Wr)
-    C = fc.complementary_constraint_matrix(X, T, J, dt=1e-3)
-    C2 = fc.lbs_weight_space_constraint(X, C)
-    fc.skinning_subspace(X, T, modes, clusters, C=C2, constraint_enforcement="optimal")
-    return time.perf_counter() - t0
+    return fc
+
+
+class Side:
+    """fast-cody as one side of a paired measurement (``worker.py``; see ``ours_runner.py`` for the jobs)."""
+
+    name = "fast-cody"
+
+    def __init__(self) -> None:
+        self.fc = _import_fast_cody()
+        import fast_cd_pyb as fcd
+
+        self.fcd = fcd
+        self.keep: list = []
+
+    def prepare(self, d: dict, m: int, r: int) -> dict:
+        """Its rig-animation app's pipeline from raw arrays to a ready simulator, all timed.
+
+        LBS Jacobian, complementarity constraint, its weight-space form, skinning
+        modes and clusters (``skinning_subspace``), then the C++ simulator's
+        precomputation (``fast_cd_sim``).  ARAP with 2 mu (its energy is mu/2 ||F - R||^2).
+        """
+        fc = self.fc
+        # int32 tets, as its apps read them from .msh files (its C++ binding takes no other type).
+        X, T, Wr = np.asarray(d["X"]), np.asarray(d["T"]).astype(np.int32), np.asarray(d["Wrig"])
+        mu = float(d["E"]) / 2.0  # Poisson ratio 0
+        t0 = time.perf_counter()
+        J = fc.lbs_jacobian(X, Wr)
+        C = fc.complementary_constraint_matrix(X, T, J, dt=1e-3)
+        C2 = fc.lbs_weight_space_constraint(X, C)
+        B, labels, W = fc.skinning_subspace(X, T, m, r, C=C2, constraint_enforcement="optimal")
+        # Its binding wants labels as an (t, 1) int32 column; skinning_subspace returns them flat.
+        labels = np.asarray(labels).reshape(-1, 1).astype(np.int32)
+        sim = fc.fast_cd_sim(
+            X,
+            T,
+            B,
+            labels,
+            J,
+            mu=2.0 * mu,
+            rho=float(d["rho"]),
+            h=float(d["h"]),
+            max_iters=int(d["iters"]),
+            threshold=0.0,
+        )
+        seconds = time.perf_counter() - t0
+        return {"seconds": seconds, "m": int(W.shape[1]), "r": len(np.unique(labels)), "_keep": sim}
+
+    def load(self, d: dict) -> dict:
+        """The C++ simulator on given modes W and clusters (skinmodes'), untimed."""
+        fcd = self.fcd
+        X, T, W = np.asarray(d["X"]), np.asarray(d["T"]).astype(np.int32), np.asarray(d["W"])
+        labels, Wr = np.asarray(d["labels"]).astype(np.int32), np.asarray(d["Wrig"])
+        mu = float(d["E"]) / 2.0
+        self.n, self.b = len(X), Wr.shape[1]
+        self.B = stacked_lbs(X, W)
+        J = sp.csc_matrix(stacked_lbs(X, Wr))
+        solver_params = fcd.local_global_solver_params(False, int(d["iters"]), 0.0)
+        Aeq = sp.csc_matrix((0, 0))
+        params = fcd.fast_cd_arap_sim_params(
+            X, T, self.B, labels[:, None], J, Aeq, 2.0 * mu, float(d["h"]), float(d["rho"])
+        )
+        self.sim = fcd.fast_cd_arap_sim("", params, solver_params, False, False)
+        self.keep = [solver_params, Aeq, params, J]  # the C++ side holds references into these
+        self.P = np.array([to_fastcody_p(p, self.b) for p in np.asarray(d["P"])])
+        self.reset()
+        return {"m": int(W.shape[1]), "r": int(labels.max()) + 1}
+
+    def reset(self) -> None:
+        z = np.zeros((self.B.shape[1], 1))
+        self.state = self.fcd.cd_sim_state(z, z.copy(), self.P[0].copy(), self.P[-1].copy())
+        self.zero = np.zeros_like(z)
+        self.bc = np.zeros((0, 1))
+        self.k = 0
+
+    def steps(self, count: int) -> float:
+        """Seconds for ``count`` steps: the C++ step and its app's state update (``fast_cd_state.update``)."""
+        sim, state, P, L = self.sim, self.state, self.P, len(self.P)
+        k = self.k
+        t0 = time.perf_counter()
+        for _ in range(count):
+            k += 1
+            p = P[k % L]
+            z_next = sim.step(state.z_curr, p, state, self.zero, self.bc)[:, None]
+            state.z_prev = state.z_curr.copy()
+            state.p_prev = state.p_curr.copy()
+            state.z_curr = z_next.copy()
+            state.p_curr = p.copy()
+        seconds = time.perf_counter() - t0
+        self.k = k
+        return seconds
+
+    def displacement(self) -> np.ndarray:
+        """Secondary displacement (n, 3), interleaved like skinmodes'."""
+        return (self.B @ self.state.z_curr).reshape(3, self.n).T
 
 
 if __name__ == "__main__":

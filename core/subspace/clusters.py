@@ -1,4 +1,4 @@
-"""Tet clusters for the hyper-reduced solver (seed 000 §6, eq. 27).
+"""Tet clusters for the hyper-reduced solver (Benchekroun et al. 2023, §6, eq. 27).
 
 Features are the skinning weights averaged onto tets, each column scaled by
 its eigenvalue to the power -2 (low-frequency modes dominate).  Volume-
@@ -43,9 +43,15 @@ VOLUME_BITS = 20
 # Features are kept on a grid of 2^-FEATURE_BITS of the largest one (see scale_free_features).
 FEATURE_BITS = 20
 
-# Tets per block when measuring distances to all centres: bounds the (block, k)
+# k-means++ seeding skips a point for a new centre c when |c - a|^2 >= this
+# times |x - a|^2 (a: the point's nearest centre so far).  4 is the triangle
+# inequality's bound; the excess is a margin far above the relative round-off
+# of squared distances (about 1e-15), so a skipped point would not have moved.
+PRUNE_FACTOR = 4.0 * (1.0 + 1e-9)
+
+# Tets per block when screening distances to all centres: bounds the (block, k)
 # temporaries to a few MB, which keeps them in cache.
-DISTANCE_BLOCK = 1024
+SCREEN_BLOCK = 2048
 
 
 def scale_free_volumes(volumes: np.ndarray, bits: int = VOLUME_BITS) -> np.ndarray:
@@ -91,28 +97,62 @@ def squared_distances(points: np.ndarray, centre: np.ndarray) -> np.ndarray:
     return (d * d).sum(axis=1)
 
 
+def _scores_exact(points: np.ndarray, centres: np.ndarray, half_norm: np.ndarray) -> np.ndarray:
+    """|c|^2 / 2 - x . c for every point and centre: (s, m), (k, m), (k,) -> (s, k), in a fixed order.
+
+    One elementwise pass per feature, in feature order, never BLAS: these
+    scores are the reference every label is defined by (ties: lowest index).
+    """
+    d = np.empty((len(points), len(centres)))
+    d[:] = half_norm
+    e = np.empty_like(d)
+    for j in range(points.shape[1]):
+        np.multiply(points[:, j, None], centres[:, j], out=e)
+        d -= e
+    return d
+
+
 def nearest_centre(points: np.ndarray, centres: np.ndarray) -> np.ndarray:
     """Index of the nearest centre for every point: points (t, m), centres (k, m) -> (t,).
 
-    Minimises |c|^2 / 2 - x . c, which orders centres as |x - c|^2 does (|x|^2
-    is the same for all) at two elementwise passes per feature instead of
-    three.  One ufunc per feature, so the sum order is fixed; ties go to the
-    lower index.
+    Minimises s = |c|^2 / 2 - x . c, which orders centres as |x - c|^2 does
+    (|x|^2 is the same for all).  The labels are those of
+    :func:`_scores_exact` (fixed order, ties to the lower index), but that
+    costs t k m elementwise operations; a matrix product is ten times
+    faster and its summation order depends on the BLAS and its threads.  So
+    the product only *screens*: both it and the reference are within
+    ``delta = gamma_(m+2) (max |c|^2 / 2 + |x| max |c|)`` of the exact s,
+    gamma_n = n u / (1 - n u) (Higham, *Accuracy and Stability of Numerical
+    Algorithms*, §3.1: any summation order, fused or not), hence within
+    2 delta of each other.  Where the screened winner leads the runner-up by
+    more than 4 delta (8 delta here: the margin and the gap are rounded
+    too), the reference has the same winner; the other points (near-ties,
+    which a regular mesh has plenty of) are scored by the reference itself.
+    The labels are bit-identical to the reference's whatever the BLAS.
     """
     t, m = points.shape
-    ct = np.ascontiguousarray(centres.T)  # (m, k)
+    k = len(centres)
     half_norm = 0.5 * (centres * centres).sum(axis=1)
+    if k == 1:
+        return np.zeros(t, dtype=np.int64)
+    u = 0.5 * np.finfo(np.float64).eps  # unit roundoff
+    gamma = (m + 2) * u / (1.0 - (m + 2) * u)
+    c_max = float(np.sqrt(2.0 * half_norm.max()))
+    x_norm = np.sqrt((points * points).sum(axis=1))
+    margin = 8.0 * gamma * (half_norm.max() + x_norm * c_max) + np.finfo(np.float64).tiny
     nearest = np.empty(t, dtype=np.int64)
-    score = np.empty((min(t, DISTANCE_BLOCK), len(centres)))
-    tmp = np.empty_like(score)
-    for s in range(0, t, DISTANCE_BLOCK):  # blocks of tets, to bound memory
-        block = points[s : s + DISTANCE_BLOCK]
-        d, e = score[: len(block)], tmp[: len(block)]
-        d[:] = half_norm
-        for j in range(m):
-            np.multiply(block[:, j, None], ct[j], out=e)
-            d -= e
-        nearest[s : s + len(block)] = d.argmin(axis=1)
+    ct = np.ascontiguousarray(centres.T)  # (m, k)
+    for s in range(0, t, SCREEN_BLOCK):  # blocks of points bound the (block, k) temporaries
+        block = points[s : s + SCREEN_BLOCK]
+        rows = np.arange(len(block))
+        score = half_norm - block @ ct
+        best = score.argmin(axis=1)
+        lead = score[rows, best]
+        score[rows, best] = np.inf
+        unsure = score.min(axis=1) - lead <= margin[s : s + len(block)]
+        if unsure.any():
+            best[unsure] = _scores_exact(block[unsure], centres, half_norm).argmin(axis=1)
+        nearest[s : s + len(block)] = best
     return nearest
 
 
@@ -129,20 +169,33 @@ def weighted_means(
 def kmeans_pp_centres(points: np.ndarray, weights: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
     """k-means++ seeding, weighted: indices (k',) of k' <= k distinct points.
 
-    Each new centre is drawn with probability proportional to weight times
-    squared distance to the nearest chosen centre.  Stops early when every
-    remaining point coincides with a centre.  One vectorised pass per centre.
+    points: (t, m); weights: (t,).  Each new centre is drawn with probability
+    proportional to weight times squared distance to the nearest chosen
+    centre (Arthur & Vassilvitskii 2007).  Every point keeps that distance
+    and which centre gives it, and only the new centre updates them: O(t)
+    per centre, plus O(m) per point the new centre may have come nearer to.
+    By the triangle inequality a point x nearest to centre a cannot come
+    nearer to the new centre c when |c - a| >= 2 |x - a| (Elkan 2003); those
+    points are skipped (with a relative margin far above round-off, so the
+    distances kept are bit-identical to measuring every point).  Stops early
+    when every remaining point coincides with a centre.
     """
     cum = np.cumsum(weights)
     chosen = [min(int(np.searchsorted(cum, rng.random() * cum[-1], side="right")), len(points) - 1)]
     d2 = squared_distances(points, points[chosen[0]])
-    for _ in range(1, k):  # one iteration per centre, each O(t m)
+    owner = np.zeros(len(points), dtype=np.int64)  # index into ``chosen`` of each point's nearest centre
+    for c in range(1, k):  # one iteration per centre
         cum = np.cumsum(weights * d2)
         if not cum[-1] > 0.0:
             break
         i = min(int(np.searchsorted(cum, rng.random() * cum[-1], side="right")), len(points) - 1)
         chosen.append(i)
-        np.minimum(d2, squared_distances(points, points[i]), out=d2)
+        between = squared_distances(points[chosen[:-1]], points[i])  # (c,) from every earlier centre
+        near = np.flatnonzero(between[owner] < PRUNE_FACTOR * d2)
+        closer = squared_distances(points[near], points[i])
+        moved = closer < d2[near]
+        d2[near[moved]] = closer[moved]
+        owner[near[moved]] = c
     return np.asarray(chosen, dtype=np.int64)
 
 

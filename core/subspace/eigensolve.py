@@ -1,12 +1,12 @@
 """Constrained generalised eigenproblems: smallest modes of H x = lam M x with C x = 0.
 
-The subspace of seed 000 (eq. 22) and the displacement-mode baseline (eq. 11)
+The subspace of Benchekroun et al. 2023 (eq. 22) and the displacement-mode baseline (eq. 11)
 are both of this form, with a diagonal (lumped) M and a constraint given as
 an M-orthonormal basis Y of the forbidden directions (``Y^T M x = 0``, see
 ``constraint.constraint_basis``).
 
-Method (measured on a 50,653-vertex grid with a 20-bone constraint, 2 cores;
-``bench/`` keeps the figures current):
+Method (the choices were measured on large grids with a 20-bone constraint;
+``bench/REPORT.md`` keeps the current figures):
 
 * shift-invert Lanczos (ARPACK ``eigsh``) with a negative shift, so
   ``H - sigma M`` is SPD even when H is singular (no pins, no constraint);
@@ -15,8 +15,8 @@ Method (measured on a 50,653-vertex grid with a 20-bone constraint, 2 cores;
   set-up, then one sparse solve and a k x k correction per Lanczos step;
 * the SPD factorisation is SuperLU with a *geometric nested-dissection*
   ordering computed from the vertex positions and symmetric mode without
-  pivoting: 3.5 s instead of 17.9 s with SuperLU's own best ordering
-  (MMD_AT_PLUS_A), and half the fill.  LOBPCG with a smoothed-aggregation
+  pivoting: several times faster than SuperLU's own best ordering
+  (MMD_AT_PLUS_A), with about half the fill.  LOBPCG with a smoothed-aggregation
   AMG preconditioner and the constraint as LOBPCG's ``Y`` did not reach
   1e-6 in 300 iterations on a 9k-vertex version of that problem, so it is
   not used.

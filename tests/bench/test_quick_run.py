@@ -38,7 +38,8 @@ def timings(x):
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench")
-    env = dict(os.environ, PYTHONPATH=str(ROOT), OPENBLAS_NUM_THREADS="1")
+    # No thread variables: the bench pins its own threads and its workers' however it is launched.
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
     # A profile of its own: the bench installs the extension like a user would.
     env["BLENDER_USER_RESOURCES"] = str(tmp_path_factory.mktemp("profile"))
     proc = subprocess.run(
@@ -66,7 +67,8 @@ def test_results_json_has_every_section_and_consistent_timings(quick_run):
     for key in ("python", "numpy", "scipy", "cores"):
         assert key in res["machine"]
     found = list(timings(res["sections"]))
-    assert len(found) >= 17  # scaling 8, accuracy 2, peers 2, blender 5, characters 2
+    # scaling 8, accuracy 2, blender 5, characters 2, and with the peers 6 more (4 per-step, 2 preparation)
+    assert len(found) >= (23 if os.environ.get("SKINMODES_BENCH_PEER_PYTHON") else 17)
     for t in found:
         assert t["repeats"] >= 1
         assert 0.0 < t["min"] <= t["median"] <= t["max"]
@@ -86,9 +88,35 @@ def test_results_json_has_every_section_and_consistent_timings(quick_run):
     assert c["vertices"] > 50 and c["tets"] > 100 and c["size"] > 0.0
     assert c["nan"] is False
     if os.environ.get("SKINMODES_BENCH_PEER_PYTHON"):
-        assert "rows" in res["sections"]["peers"], res["sections"]["peers"]
+        check_paired_peers(res["sections"]["peers"])
     else:
         assert "skipped" in res["sections"]["peers"]
+
+
+def check_paired_peers(p):
+    """The peers section is paired: ratio spreads per round, real m and r of each side, every side pinned."""
+    assert p["method"] == "paired", p
+    assert p["steps"] and p["preparation"]
+
+    def ratio(q):
+        assert q["rounds"] >= 1
+        assert 0.0 < q["min"] <= q["q1"] <= q["median"] <= q["q3"] <= q["max"]
+
+    for row in p["steps"]:
+        ratio(row["step_ratio_ours_over_fastcody"])
+        ratio(row["step_ratio_ours_over_simkit"])
+        # Every side steps the very same model.
+        assert {(v["m"], v["r"]) for v in row["models"].values()} == {(row["modes"], row["clusters"])}
+        # Same equations, same state: the trajectories agree to solver round-off (see test_peers.py).
+        assert row["trajectory_max_diff_over_extent"] < 1e-5
+    for row in p["preparation"]:
+        ratio(row["ratio_ours_over_fastcody"])
+        for side in ("ours", "fastcody"):
+            assert row[side]["m"] == row["requested"]["m"] and row[side]["r"] >= 1
+        assert row["ours"]["r"] == row["requested"]["r"]  # ours gives exactly the clusters asked for
+    for side, t in p["threads"].items():
+        assert set(t["env"].values()) == {"1"}, side
+        assert t["openblas"] and set(t["openblas"].values()) == {1}, (side, t)
 
 
 def test_report_has_every_section_and_its_plots(quick_run):

@@ -19,6 +19,7 @@ from core.geometry.tetmesh import TetMesh, face_adjacency
 from core.model.fem import lumped_mass
 from core.model.leak import default_leak_field
 from core.model.materials import Material
+from core.subspace import clusters
 from core.subspace.clusters import (
     bisect_connected,
     cluster_matrix,
@@ -206,3 +207,52 @@ def test_zero_eigenvalue_gets_zero_feature_weight(setup):
     s, modes = setup
     f = tet_features(modes.weights[:, :3], s.mesh.T, np.array([0.0, 1.0, 2.0]))
     assert np.all(f[:, 0] == 0.0) and np.isfinite(f).all()
+
+
+def _grid_points(rng: np.random.Generator, t: int, m: int) -> np.ndarray:
+    """Points (t, m) on a coarse grid of 1/8: full of exact ties between centres, like features on a lattice."""
+    return np.round(rng.uniform(-1.0, 1.0, (t, m)) * 8.0) / 8.0
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_screened_nearest_centre_is_the_fixed_order_argmin_bit_for_bit(seed):
+    """The matrix-product screen only decides where it cannot differ from the elementwise reference.
+
+    Centres drawn from the points themselves and from a 1/8 grid give many exact
+    ties (which must go to the lower index, as the reference breaks them) and
+    near-ties at round-off level; every label must equal the reference's.
+    """
+    rng = np.random.default_rng(seed)
+    points = _grid_points(rng, 5000, 7)
+    centres = np.vstack([points[rng.choice(len(points), 40, replace=False)], _grid_points(rng, 40, 7)])
+    centres[41] = centres[3]  # a duplicate centre: the tie goes to index 3
+    centres[42] = centres[5] * (1.0 + 2.0**-52)  # a near-duplicate, one ulp away
+    half_norm = 0.5 * (centres * centres).sum(axis=1)
+    reference = clusters._scores_exact(points, centres, half_norm).argmin(axis=1)
+    assert np.array_equal(clusters.nearest_centre(points, centres), reference)
+
+
+def _unpruned_kmeans_pp(points, weights, k, rng):
+    """k-means++ seeding measuring every point against every new centre (the definition)."""
+    cum = np.cumsum(weights)
+    chosen = [min(int(np.searchsorted(cum, rng.random() * cum[-1], side="right")), len(points) - 1)]
+    d2 = clusters.squared_distances(points, points[chosen[0]])
+    for _ in range(1, k):
+        cum = np.cumsum(weights * d2)
+        if not cum[-1] > 0.0:
+            break
+        i = min(int(np.searchsorted(cum, rng.random() * cum[-1], side="right")), len(points) - 1)
+        chosen.append(i)
+        np.minimum(d2, clusters.squared_distances(points, points[i]), out=d2)
+    return np.asarray(chosen)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_pruned_kmeans_pp_seeding_picks_the_same_centres(seed):
+    """Skipping points the triangle inequality rules out changes no distance, hence no draw (exact equality)."""
+    rng = np.random.default_rng(seed)
+    points = _grid_points(rng, 4000, 5)
+    weights = rng.uniform(0.5, 2.0, len(points))
+    expected = _unpruned_kmeans_pp(points, weights, 60, np.random.default_rng(seed))
+    got = clusters.kmeans_pp_centres(points, weights, 60, np.random.default_rng(seed))
+    assert np.array_equal(got, expected)

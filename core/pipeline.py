@@ -38,7 +38,7 @@ from .model.interior_weights import volume_bone_weights
 from .model.leak import default_leak_field
 from .model.materials import Material, scaled_field
 from .model.rig import LBSRig, lbs_basis
-from .settings import BY_NAME
+from .settings import core_default
 from .subspace.reduced import ReducedModel, rig_matrix
 
 
@@ -63,11 +63,13 @@ class CharacterInput:
 
 @dataclass(frozen=True)
 class SubspaceSettings:
-    modes: int = 16
-    clusters: int = 100
-    target_tets: int = 15000
-    tet_method: str = "auto"
-    loose_parts: str = "join"
+    """What shapes the tet mesh and the subspace; field names are those of core/settings.py."""
+
+    modes: int = int(core_default("modes"))
+    clusters: int = int(core_default("clusters"))
+    target_tets: int = int(core_default("target_tets"))
+    tet_method: str = str(core_default("tet_method"))
+    loose_parts: str = str(core_default("loose_parts"))
     seed: int = 0
 
 
@@ -75,9 +77,9 @@ class SubspaceSettings:
 class MaterialSettings:
     """Base material, and how far painted stiffness/density masks (0..1) scale it."""
 
-    youngs_modulus: float = 1.0e4
-    poisson_ratio: float = 0.4
-    density: float = 1000.0
+    youngs_modulus: float = float(core_default("youngs_modulus"))
+    poisson_ratio: float = float(core_default("poisson_ratio"))
+    density: float = float(core_default("density"))
     stiffness_range: tuple[float, float] = (0.1, 1.0)
     density_range: tuple[float, float] = (0.5, 1.5)
 
@@ -86,7 +88,10 @@ class MaterialSettings:
 class SolverSettings:
     """How a character is simulated per frame (none of it needs new modes).
 
-    stiffness: "frequency" (scale-free: the slowest secondary motion wobbles
+    Fields named after a user setting take their defaults from core/settings.py
+    and are filled from it by name (:func:`core.settings.core_values`).
+
+    stiffness_mode: "frequency" (scale-free: the slowest secondary motion wobbles
     at ``wobble_hz``, whatever the character's size and the material's
     pascals) or "physical" (``youngs_modulus`` (Pa) and ``density`` (kg/m^3)
     in SI units; the modes were built with the character's MaterialSettings,
@@ -101,24 +106,24 @@ class SolverSettings:
 
     # User settings default as core/settings.py defines them; the rest as the solver's own settings.
     fps: float = FILM_FPS
-    substeps: int = int(BY_NAME["substeps"].default)
-    max_iterations: int = SimulationSettings.max_iterations
+    substeps: int = int(core_default("substeps"))
+    iterations: int = SimulationSettings.max_iterations
     tolerance: float = SimulationSettings.tolerance
-    stiffness: str = str(BY_NAME["stiffness_mode"].default).lower()
-    wobble_hz: float = float(BY_NAME["wobble_hz"].default)
-    damping_ratio: float = float(BY_NAME["damping_ratio"].default)
-    youngs_modulus: float = float(BY_NAME["youngs_modulus"].default)
-    density: float = float(BY_NAME["density"].default)
+    stiffness_mode: str = str(core_default("stiffness_mode"))
+    wobble_hz: float = float(core_default("wobble_hz"))
+    damping_ratio: float = float(core_default("damping_ratio"))
+    youngs_modulus: float = float(core_default("youngs_modulus"))
+    density: float = float(core_default("density"))
     rest_state: str = SimulationSettings.rest_state
     material_model: str = SimulationSettings.material
-    preroll: int = int(BY_NAME["preroll"].default)
-    reset_at_cuts: bool = bool(BY_NAME["reset_at_cuts"].default)
+    preroll: int = int(core_default("preroll"))
+    reset_at_cuts: bool = bool(core_default("reset_at_cuts"))
 
     def simulation(self) -> SimulationSettings:
         """The solver's settings; the stiffness scale and damping are set per frame by FrameSimulation."""
         return SimulationSettings(
             time_step=1.0 / (self.fps * self.substeps),
-            max_iterations=self.max_iterations,
+            max_iterations=self.iterations,
             tolerance=self.tolerance,
             material=self.material_model,
             rest_state=self.rest_state,
@@ -449,7 +454,7 @@ class FrameSimulation:
         hz, zeta = (
             (self.solver.wobble_hz, self.solver.damping_ratio) if self._controls is None else self._controls(frame)
         )
-        if self.solver.stiffness == "physical":
+        if self.solver.stiffness_mode == "physical":
             kappa = physical_scale(self.prepared, self.solver)
             return kappa, 2.0 * zeta * self.omega0 * float(np.sqrt(kappa))
         return stiffness_scale(self.omega0, hz), damping_coefficient(hz, zeta)
@@ -572,7 +577,7 @@ class FrameSimulation:
             self._warned.add("offset")
             hint = (
                 "raise the wobble frequency, then the damping ratio"
-                if self.solver.stiffness == "frequency"
+                if self.solver.stiffness_mode == "frequency"
                 else "raise Young's modulus or switch the stiffness to Wobble Frequency"
             )
             self.warnings.append(

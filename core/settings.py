@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import ast
 import math
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from .errors import SkinmodesError
@@ -457,3 +458,25 @@ def validate_all(values: dict[str, object]) -> dict[str, float | int | str | boo
 
 for _values in PRESETS.values():  # a shipped preset out of range fails here, at import, not in a user's scene
     validate_all({name: value for name, value in _values.items()})
+
+
+def core_default(name: str) -> float | int | str | bool:
+    """A setting's default as core takes it: enum ids in lower case ("FAT" -> "fat")."""
+    setting = BY_NAME[name]
+    return str(setting.default).lower() if setting.kind == "enum" else setting.default
+
+
+def core_values(cls: type, read: Callable[[str], object]) -> dict[str, object]:
+    """The keyword arguments of dataclass ``cls`` that are user settings, read by name.
+
+    Every field of ``cls`` named after a setting is filled with ``read(name)``
+    (e.g. ``lambda n: getattr(props, n)``), enum ids in lower case; fields that
+    are not user settings keep their defaults.  This is how the add-on builds
+    core's settings objects: a new setting needs no line here or there.
+    """
+    out: dict[str, object] = {}
+    for f in fields(cls):
+        if f.name in BY_NAME:
+            value = read(f.name)
+            out[f.name] = str(value).lower() if BY_NAME[f.name].kind == "enum" else value
+    return out

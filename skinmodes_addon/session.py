@@ -51,7 +51,7 @@ from .core.pipeline import (
     physical_scale,
     prepare_character,
 )
-from .core.settings import BY_NAME, SETTINGS
+from .core.settings import BY_NAME, SETTINGS, core_values
 from .core.settings import names as setting_names
 from .props import SkinmodesSettings, default_cache_dir, settings
 
@@ -63,13 +63,7 @@ SHAPE_KEY_PREFIX = "skinmodes."
 
 
 def subspace_settings(s: SkinmodesSettings) -> SubspaceSettings:
-    return SubspaceSettings(
-        modes=s.modes,
-        clusters=s.clusters,
-        target_tets=s.target_tets,
-        tet_method=s.tet_method.lower(),
-        loose_parts=s.loose_parts.lower(),
-    )
+    return SubspaceSettings(**core_values(SubspaceSettings, lambda name: getattr(s, name)))  # type: ignore[arg-type]
 
 
 def material_settings(s: SkinmodesSettings) -> MaterialSettings:
@@ -77,7 +71,8 @@ def material_settings(s: SkinmodesSettings) -> MaterialSettings:
     are the same for any uniform scale of either), so the model is built with
     the reference values and the solver scales them: changing them, or the
     wobble, never recomputes modes."""
-    return MaterialSettings(poisson_ratio=s.poisson_ratio)
+    values = core_values(MaterialSettings, lambda name: getattr(s, name))
+    return MaterialSettings(poisson_ratio=values["poisson_ratio"])  # type: ignore[arg-type]
 
 
 def solver_settings(s: SkinmodesSettings, scene: bpy.types.Scene) -> SolverSettings:
@@ -86,19 +81,10 @@ def solver_settings(s: SkinmodesSettings, scene: bpy.types.Scene) -> SolverSetti
     current frame does not make the session look stale while scrubbing."""
     fps = scene.render.fps / scene.render.fps_base
     animated = control_curves(s.id_data) is not None
-    return SolverSettings(
-        fps=fps,
-        substeps=s.substeps,
-        max_iterations=s.iterations,
-        stiffness=s.stiffness_mode.lower(),
-        wobble_hz=0.0 if animated else s.wobble_hz,
-        damping_ratio=0.0 if animated else s.damping_ratio,
-        youngs_modulus=s.youngs_modulus,
-        density=s.density,
-        rest_state=s.rest_state.lower(),
-        preroll=s.preroll,
-        reset_at_cuts=s.reset_at_cuts,
-    )
+    values = core_values(SolverSettings, lambda name: getattr(s, name))
+    if animated:  # read per frame from their F-curves: a keyed value must not make the session stale
+        values.update(wobble_hz=0.0, damping_ratio=0.0)
+    return SolverSettings(fps=fps, **values)  # type: ignore[arg-type]
 
 
 ANIMATED = tuple(st.name for st in SETTINGS if st.animatable)

@@ -60,3 +60,33 @@ def test_stages_partition_the_settings():
     assert sorted(sum(stages, ())) == sorted(names())
     assert "wobble_hz" in names("solver") and "modes" in names("character")
     assert [s.name for s in SETTINGS if s.animatable] == ["wobble_hz", "damping_ratio"]
+
+
+def test_core_settings_objects_take_their_defaults_from_the_one_definition():
+    """Every field of core's settings objects named after a user setting defaults to that setting (exactly)."""
+    from dataclasses import fields
+
+    from core.pipeline import MaterialSettings, SolverSettings, SubspaceSettings
+    from core.settings import BY_NAME, core_default
+
+    seen = 0
+    for cls in (SubspaceSettings, MaterialSettings, SolverSettings):
+        for f in fields(cls):
+            if f.name in BY_NAME:
+                assert f.default == core_default(f.name), (cls.__name__, f.name)
+                seen += 1
+    assert seen >= 14  # a renamed field would silently stop being derived: keep the count honest
+
+
+def test_core_values_reads_settings_by_name_and_lowers_enum_ids():
+    from core.pipeline import SolverSettings, SubspaceSettings
+    from core.settings import core_values
+
+    props = {"modes": 24, "clusters": 90, "target_tets": 9000, "tet_method": "LATTICE", "loose_parts": "SKIP"}
+    sub = SubspaceSettings(**core_values(SubspaceSettings, props.__getitem__))
+    assert (sub.modes, sub.clusters, sub.tet_method, sub.loose_parts, sub.seed) == (24, 90, "lattice", "skip", 0)
+    solver_props = {"substeps": 3, "iterations": 7, "stiffness_mode": "PHYSICAL", "wobble_hz": 2.0}
+    values = core_values(SolverSettings, lambda n: solver_props.get(n, getattr(SolverSettings, n)))
+    solver = SolverSettings(**values)
+    assert (solver.iterations, solver.stiffness_mode, solver.simulation().max_iterations) == (7, "physical", 7)
+    assert "fps" not in values and "tolerance" not in values  # not user settings: their own defaults stay

@@ -46,11 +46,11 @@ from .paired import Worker, abba, per_step
 
 H = 1.0 / 60.0
 ITERS = 10
-M, R = 16, 128  # the same m and r at every size
+M, R = 16, 140  # the same m and r at every size (issue 14: m = 16, r ≈ 130-150)
 BONES = 6
 YOUNGS, DENSITY = 5e4, 1000.0  # Poisson ratio 0: ARAP, mu = E / 2
 PERIOD = 60  # steps per period of the 1 Hz rig motion at h = 1/60: the motion loops without a jump
-STEP_SIZES = (13, 22)  # vertices per axis: 2,197 and 10,648
+STEP_SIZES = (14, 27)  # vertices per axis: 2,744 and 19,683 (about 3k and 20k)
 PREP_SIZES = (13, 27)  # 2,197 and 19,683
 BLOCK, STEP_ROUNDS = 50, 30
 PREP_ROUNDS = {13: 5, 27: 3}

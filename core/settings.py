@@ -432,8 +432,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "cache_dir",
         "Cache Folder",
-        "Where point caches and subspace caches go (// is the .blend's folder)",
-        "//skinmodes_cache/",
+        "Where point caches and subspace caches go (// is the .blend's folder; "
+        "empty uses the Default Cache Folder of the add-on's preferences)",
+        "",
         "output",
         "character",
         subtype="DIR_PATH",

@@ -8,7 +8,7 @@ from . import preview
 from .character import armature_modifier
 from .core.settings import BY_NAME
 from .material_presets import SKINMODES_MT_material_presets
-from .props import active_mesh, settings
+from .props import active_mesh, default_cache_dir, settings
 
 # The material preset button shows the object's own preset: "Jelly", …, or "Custom".
 PRESET_LABELS = {c.id: c.label for c in BY_NAME["material_preset"].choices}
@@ -146,6 +146,8 @@ class SKINMODES_PT_output(_Panel, bpy.types.Panel):
         row.prop(s, "live_preview", icon="PLAY")
         col.prop(s, "output")
         col.prop(s, "cache_dir")
+        if not s.cache_dir:  # say where an empty field sends the files: the preference's folder
+            col.label(text=f"Default: {default_cache_dir()}", icon="PREFERENCES")
         col.operator("skinmodes.bake", icon="RENDER_ANIMATION")
         if s.bake_kind:
             box = col.box()

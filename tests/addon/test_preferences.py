@@ -92,3 +92,20 @@ def test_the_preferences_show_what_threads_applies_to(addon, prefs):
     assert fields == ["SkinmodesPreferences.cache_dir", "SkinmodesPreferences.threads"]
     libraries = addon.threads.blas_libraries()
     assert [f"{lib.owner}: {lib.path.name}, 1 threads" for lib in libraries] == texts(shown)[-len(libraries) :]
+
+
+def test_a_new_object_uses_the_preference_and_its_panel_says_so(addon, creature, prefs, tmp_path):
+    """A new object's Cache Folder is empty: the preference serves it without the user clearing anything."""
+    import bpy
+
+    from tests.addon.test_ui import draw, texts
+
+    obj, _, _ = creature
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "shot.blend"))
+    obj.skinmodes.property_unset("cache_dir")  # as on a new object (the fixture sets a folder)
+    assert obj.skinmodes.cache_dir == ""  # the setting's default (core/settings.py)
+    prefs.cache_dir = "//studio_cache/"
+    assert addon.session.cache_folder(obj.skinmodes) == tmp_path / "studio_cache"
+    assert "Default: //studio_cache/" in texts(draw(bpy, addon.ui.SKINMODES_PT_output.draw))
+    obj.skinmodes.cache_dir = "//mine/"  # an object's own folder: no hint
+    assert not any(t.startswith("Default:") for t in texts(draw(bpy, addon.ui.SKINMODES_PT_output.draw)))

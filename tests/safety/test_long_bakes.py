@@ -2,18 +2,14 @@
 
 Before: 190 frames/s fell to 58 frames/s over 100k frames, because the
 session kept every frame's state (and the guard's probe positions) and
-searched them all for each new frame.  Timings are never asserted as
-absolute values here: the bake's own per-frame time over its last 200 frames
-is compared with its first 200, as a ratio of medians (1.5 leaves room for
-a shared, noisy machine; the growth at 100k frames was 3.3x), in this
-process's CPU time so that other processes' load is not counted.  At 2,000 frames that
-growth is still too small to see in time, so the stored states are counted
-too: a bake streams, and keeps only what the preview needs to jump around.
+searched them all for each new frame.  No timing is asserted here (a timed
+assertion flakes on a shared machine, and at 2,000 frames the growth would
+be too small to see anyway): what caused the slowdown is counted instead.
+The frame lookup is a bisection over the kept frames, the guard keeps only
+the last frames' probes, and past the state budget the kept states thin to
+checkpoints.
 """
 
-import time
-
-import numpy as np
 import pytest
 
 FRAMES = 2000
@@ -31,21 +27,15 @@ def long_shot(addon, tmp_path):
     return obj
 
 
-def test_a_2000_frame_bake_keeps_its_pace(addon, long_shot):
+def test_a_2000_frame_bake_streams_every_frame_with_bounded_guard_memory(addon, long_shot):
     import bpy
 
     job = addon.bake.BakeJob(bpy.context, long_shot, output="PC2")
-    seconds = []
-    t = time.process_time()  # this process's CPU time: another process's load is not counted
-    for _ in job.steps():
-        now = time.process_time()
-        seconds.append(now - t)
-        t = now
+    steps = sum(1 for _ in job.steps())
     job.commit()
-    assert job.frames_done == FRAMES
-    per_frame = np.array(seconds[1:])  # the first step also builds the session
-    ratio = np.median(per_frame[-200:]) / np.median(per_frame[:200])  # medians: a busy moment is not a trend
-    assert ratio <= 1.5, ratio
+    assert job.frames_done == FRAMES and steps >= FRAMES
+    simulation = job.session.ensure_simulation()
+    assert len(simulation._rig_cache) <= 3  # the guard's memory does not grow with the shot
 
 
 def test_a_2000_frame_bake_keeps_a_bounded_number_of_states(addon, long_shot, monkeypatch):

@@ -38,6 +38,7 @@ from .model.interior_weights import volume_bone_weights
 from .model.leak import default_leak_field
 from .model.materials import Material, scaled_field
 from .model.rig import LBSRig, lbs_basis
+from .physskin.rig import PhysicsRig, render_correction
 from .settings import core_default
 from .subspace.reduced import ReducedModel, rig_matrix
 
@@ -50,7 +51,9 @@ class CharacterInput:
     (k, b) painted weights (rows are normalised here, as Blender's Armature
     modifier does); stiffness, density: optional (k,) painted masks in [0, 1];
     leak: optional (k,) painted momentum-leak mask, 1 = the flesh swings freely,
-    0 = it follows the rig.
+    0 = it follows the rig.  bone_heads, bone_tails: optional (b, 3) rest-pose
+    bone segments in the same frame as ``rest`` (NaN rows for a weight column
+    without a bone); the physics skin pins the flesh around them.
     """
 
     rest: np.ndarray
@@ -59,6 +62,8 @@ class CharacterInput:
     stiffness: np.ndarray | None = None
     density: np.ndarray | None = None
     leak: np.ndarray | None = None
+    bone_heads: np.ndarray | None = None
+    bone_tails: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -118,6 +123,9 @@ class SolverSettings:
     material_model: str = SimulationSettings.material
     preroll: int = int(core_default("preroll"))
     reset_at_cuts: bool = bool(core_default("reset_at_cuts"))
+    physics_skin: bool = bool(core_default("physics_skin"))
+    secondary_motion: bool = bool(core_default("secondary_motion"))
+    pin_depth: float = float(core_default("pin_depth"))
 
     def simulation(self) -> SimulationSettings:
         """The solver's settings; the stiffness scale and damping are set per frame by FrameSimulation."""
@@ -146,13 +154,33 @@ class PreparedCharacter:
     stats: dict[str, float] = field(default_factory=dict)
     messages: list[str] = field(default_factory=list)
     base: MaterialSettings = MaterialSettings()
+    segments: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)  # bone heads, tails (b, 3)
+    keep: np.ndarray | None = field(default=None, repr=False)  # (k,) False for render vertices not simulated
     _omega0: dict[bool, float] = field(default_factory=dict, repr=False)
+    _physics: dict[float, PhysicsRig] = field(default_factory=dict, repr=False)
 
     def slowest_frequency(self, arap: bool) -> float:
         """The model's slowest angular frequency (rad/s) as built, for ARAP or co-rotational; computed once."""
         if arap not in self._omega0:
             self._omega0[arap] = float(natural_frequencies(self.model, arap)[0])
         return self._omega0[arap]
+
+    def physics_rig(self, pin_depth: float) -> PhysicsRig:
+        """The character's physics skin (Song et al.), built once per pin depth.
+
+        Bones without a segment (a character read without its armature's bones)
+        pin only their heaviest vertex each: the solve still runs, on fewer pins.
+        """
+        if pin_depth not in self._physics:
+            b = self.tet_bone_weights.shape[1]
+            heads, tails = self.segments if self.segments is not None else (np.full((b, 3), np.nan),) * 2
+            if heads.shape != (b, 3) or tails.shape != (b, 3):
+                raise RigError(f"bone segments must have shape ({b}, 3), one per weight column, got {heads.shape}")
+            self._physics.clear()  # one at a time: each holds a factorisation
+            self._physics[pin_depth] = PhysicsRig.build(
+                self.mesh, self.tet_bone_weights, heads, tails, self.material.mu, self.material.lam, pin_depth
+            )
+        return self._physics[pin_depth]
 
 
 def _extend_mask(X: np.ndarray, T: np.ndarray, inp: CharacterInput, mask: np.ndarray | None) -> np.ndarray | None:
@@ -297,9 +325,11 @@ def prepare_character(
     t0 = time.perf_counter()
     emb = embed_points(mesh.X, mesh.T, rest)
     render_w = interpolate(emb, mesh.T, model.weights)
+    keep = None
     if tet.skipped_vertices is not None and len(tet.skipped_vertices) == len(rest):
         render_w[tet.skipped_vertices] = 0.0  # skipped loose parts follow the rig only
         outside = emb.outside & ~tet.skipped_vertices
+        keep = ~tet.skipped_vertices
     else:
         outside = emb.outside
     if outside.any():
@@ -327,7 +357,15 @@ def prepare_character(
         stats=stats,
         messages=log,
         base=material,
+        segments=_segments(inp),
+        keep=keep,
     )
+
+
+def _segments(inp: CharacterInput) -> tuple[np.ndarray, np.ndarray] | None:
+    if inp.bone_heads is None or inp.bone_tails is None:
+        return None
+    return np.asarray(inp.bone_heads, dtype=np.float64), np.asarray(inp.bone_tails, dtype=np.float64)
 
 
 def physical_scale(prepared: PreparedCharacter, solver: SolverSettings) -> float:
@@ -431,12 +469,15 @@ class FrameSimulation:
         self._probe_basis = model.basis(model.weights[probes], model.X[probes])
         self._probe_rig = None if model.rig_weights is None else lbs_basis(model.rig_weights[probes], model.X[probes])
         self._rig_cache: dict[int, np.ndarray] = {}
+        self.physics = prepared.physics_rig(solver.pin_depth) if solver.physics_skin else None
+        self._physics_cache: dict[int, np.ndarray] = {}
         self.max_offset = 0.0  # largest guarded offset so far, as a share of the character's size
         first = self.start - solver.preroll
-        p0 = self.rig(first)
-        p1 = self.rig(first + 1) if self.end > first else p0
-        p_prev = p0 - (p1 - p0) / solver.substeps
-        state = self.simulator.initial_state(p0, p_prev=p_prev)
+        a0 = self._drive(first)
+        a1 = self._drive(first + 1) if self.end > first else a0
+        state = self.simulator.initial_state(
+            **a0, **{k + "_prev": v - (a1[k] - v) / solver.substeps for k, v in a0.items()}
+        )
         self._states: dict[int, SimState] = {first: state}
         self._state_bytes = 4 * state.z.nbytes  # z, z_prev, q, q_prev
         self.iterations: dict[int, int] = {}
@@ -448,6 +489,27 @@ class FrameSimulation:
         src = self._rig
         p = src(frame) if callable(src) else src[frame]
         return np.asarray(p, dtype=np.float64)
+
+    def physics_positions(self, frame: int) -> np.ndarray:
+        """Physics-skinned tet positions (n, 3) at an integer ``frame`` (requires Physics Skin)."""
+        assert self.physics is not None
+        x = self._physics_cache.get(frame)
+        if x is None:
+            x = self.physics.positions(self.rig(frame))
+            self._physics_cache[frame] = x
+            # The frames around the last one asked for: a step needs two, a bake one more.
+            for old in [g for g in self._physics_cache if abs(g - frame) > 2]:
+                del self._physics_cache[old]
+        return x
+
+    def _drive(self, frame: int) -> dict[str, np.ndarray]:
+        """What drives the solver at an integer frame: {"p": LBS parameters} or {"x_rig": physics positions}.
+
+        Sub-steps interpolate either linearly between frames.
+        """
+        if self.physics is not None:
+            return {"x_rig": self.physics_positions(frame)}
+        return {"p": self.rig(frame)}
 
     def controls(self, frame: int) -> tuple[float, float]:
         """(stiffness scale kappa, damping c in 1/s) of the solver at ``frame``."""
@@ -475,29 +537,35 @@ class FrameSimulation:
             k = frames[bisect.bisect_left(frames, f) - 1]  # the nearest simulated frame before f
         state = self._states[k]
         S = self.solver.substeps
-        p_a = self.rig(k)
-        self._probe_rig_positions(k, p_a)
+        self._probe_rig_positions(k, self.rig(k))
         if k - 1 not in self._rig_cache and k - 1 >= self.start - self.solver.preroll:
             self._probe_rig_positions(k - 1, self.rig(k - 1))
+        d_a = self._drive(k)
         for g in range(k + 1, f + 1):
-            p_b = self.rig(g)
-            if self._rig_guard(g, p_b) and self.solver.reset_at_cuts:
-                state = replace(self.simulator.initial_state(p_b), step=state.step)
+            d_b = self._drive(g)
+            if self._rig_guard(g, self.rig(g)) and self.solver.reset_at_cuts:
+                state = replace(self.simulator.initial_state(**d_b), step=state.step)
                 self._states[g] = state
                 self._forget_between_checkpoints(g - 1)
-                p_a = p_b
+                d_a = d_b
                 continue
             kappa, c = self.controls(g)
             for s in range(1, S + 1):
                 a = s / S
+                between = {key: (1.0 - a) * d_a[key] + a * d_b[key] for key in d_b}
                 state, rep = self.simulator.step(
-                    state, (1.0 - a) * p_a + a * p_b, frame=g - 1 + a, stiffness_scale=kappa, damping=c
+                    state,
+                    p=between.get("p"),
+                    x_rig=between.get("x_rig"),
+                    frame=g - 1 + a,
+                    stiffness_scale=kappa,
+                    damping=c,
                 )
             self._states[g] = state
             self.iterations[g] = rep.iterations
             self._guard(g, state)
             self._forget_between_checkpoints(g - 1)
-            p_a = p_b
+            d_a = d_b
         return state
 
     def _forget_between_checkpoints(self, frame: int) -> None:
@@ -586,10 +654,19 @@ class FrameSimulation:
             )
 
     def offsets(self, frame: int) -> np.ndarray:
-        """World-space secondary displacement (k, 3) of the render vertices at ``frame`` (0 outside the range)."""
+        """World-space displacement (k, 3) of the render vertices from their linear blend skinning at
+        ``frame`` (0 outside the range): the secondary motion, plus the physics skin's correction
+        when it is on; with Secondary Motion off, the correction alone."""
+        rec = self.prepared.reconstructor
         if frame < self.start or frame > self.end:
-            return np.zeros((self.prepared.reconstructor.count, 3), dtype=self.prepared.reconstructor.basis.dtype)
-        return self.prepared.reconstructor.displacement(self.state(frame).z)
+            return np.zeros((rec.count, 3), dtype=rec.basis.dtype)
+        jiggle = self.solver.secondary_motion or self.physics is None
+        u = rec.displacement(self.state(frame).z) if jiggle else np.zeros((rec.count, 3), dtype=rec.basis.dtype)
+        if self.physics is not None:
+            p = self.prepared
+            c = self.physics.correction(self.rig(frame), self.physics_positions(frame))
+            u = u + render_correction(p.embedding, p.mesh.T, c, p.keep).astype(u.dtype)
+        return u
 
     def invalidate_after(self, frame: int) -> None:
         """Forget states after ``frame`` (e.g. the rig changed there)."""
@@ -597,3 +674,4 @@ class FrameSimulation:
         self._states = {f: s for f, s in self._states.items() if f <= keep}
         self._rig_cache = {f: x for f, x in self._rig_cache.items() if f <= keep}
         self._cuts = {f for f in self._cuts if f <= keep}
+        self._physics_cache = {f: x for f, x in self._physics_cache.items() if f <= keep}

@@ -416,6 +416,35 @@ SETTINGS: tuple[Setting, ...] = (
         "simulation",
         "solver",
     ),
+    # Physics skin -------------------------------------------------------------
+    Setting(
+        "physics_skin",
+        "Physics Skin",
+        "Replace linear blend skinning by a volume-preserving elastic solve driven by the same bones "
+        "(Song et al.): no candy wrapper at twisted joints, no collapse at bent ones",
+        False,
+        "physics",
+        "solver",
+    ),
+    Setting(
+        "secondary_motion",
+        "Secondary Motion",
+        "Add the jiggle (turn off to bake the physics skin alone, as a deformer)",
+        True,
+        "physics",
+        "solver",
+    ),
+    Setting(
+        "pin_depth",
+        "Pin Depth",
+        "Share of the flesh around each bone, from the bone outwards, that follows the bone rigidly; "
+        "the rest is solved",
+        0.3,
+        "physics",
+        "solver",
+        minimum=0.05,
+        maximum=0.95,
+    ),
     # Output -----------------------------------------------------------------
     Setting(
         "output",

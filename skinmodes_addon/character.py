@@ -443,6 +443,9 @@ def read_character(
     unit = float(scene.unit_settings.scale_length) or 1.0
     G = np.eye(4)
     G[:3, :3] = unit * L0
+    heads, tails = bone_segments(obj, cast(bpy.types.Object, arm), bones, G)
+    if root:  # the column of unbound vertices has no bone
+        heads, tails = (np.vstack([h, np.full((1, 3), np.nan)]) for h in (heads, tails))
     inp = CharacterInput(
         rest=local @ G[:3, :3].T,
         faces=faces,
@@ -450,8 +453,32 @@ def read_character(
         stiffness=stiffness,
         density=density,
         leak=leak,
+        bone_heads=heads,
+        bone_tails=tails,
     )
     return inp, RigBinding(armature=arm.name, bones=tuple(bones), root=root, rest_map=G, unit=unit)
+
+
+def bone_segments(
+    obj: bpy.types.Object, arm: bpy.types.Object, bones: list[str], G: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Rest-pose heads and tails (b, 3) of ``bones`` in the simulation's rest frame.
+
+    Armature space -> world (the armature's matrix now) -> the mesh's object
+    space (its matrix now) -> the rest frame, by G (4 x 4).  Called at the rest
+    frame, where the rig's transforms are the identity in that same chain.
+    """
+    to_rest = G @ np.linalg.inv(matrix(obj.matrix_world)) @ matrix(arm.matrix_world)
+    data = arm.data.bones
+    index = {b.name: i for i, b in enumerate(data)}
+    sel = np.array([index[n] for n in bones], dtype=np.int64)
+    out = []
+    for attr in ("head_local", "tail_local"):
+        buf = np.empty(3 * len(data))
+        data.foreach_get(attr, buf)
+        ends = buf.reshape(-1, 3)[sel]
+        out.append((np.hstack([ends, np.ones((len(ends), 1))]) @ to_rest.T)[:, :3])
+    return out[0], out[1]
 
 
 def sample_rig(

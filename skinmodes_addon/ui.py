@@ -134,6 +134,26 @@ class SKINMODES_PT_simulation(_Panel, bpy.types.Panel):
         row.prop(s, "frame_end")
 
 
+class SKINMODES_PT_physics(_Panel, bpy.types.Panel):
+    """Physics skinning: a volume-preserving deformer from the same bones, alone or under the jiggle."""
+
+    bl_label = "Physics Skin"
+    bl_parent_id = "SKINMODES_PT_main"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw_header(self, context: bpy.types.Context) -> None:
+        self.layout.prop(settings(active_mesh(context)), "physics_skin", text="")
+
+    def draw(self, context: bpy.types.Context) -> None:
+        s = settings(active_mesh(context))
+        col = self.layout.column()
+        col.active = s.physics_skin
+        col.prop(s, "secondary_motion")
+        col.prop(s, "pin_depth", slider=True)
+        if s.physics_skin and not s.secondary_motion:
+            col.label(text="Bakes the physics skin alone (a deformer)", icon="INFO")
+
+
 class SKINMODES_PT_output(_Panel, bpy.types.Panel):
     bl_label = "Output"
     bl_parent_id = "SKINMODES_PT_main"
@@ -179,6 +199,7 @@ CLASSES = (
     SKINMODES_PT_leak,
     SKINMODES_PT_subspace,
     SKINMODES_PT_simulation,
+    SKINMODES_PT_physics,
     SKINMODES_PT_output,
     SKINMODES_PT_inspect,
 )

@@ -1,6 +1,6 @@
 import numpy as np
 
-from core.physskin.assignment import assign_tets, pin_vertices, segment_distances
+from core.physskin.assignment import assign_tets, choose_pins, pin_vertices, segment_distances, surface_depth
 from core.validation.scenes import bar_scene
 
 HEADS = np.array([[0.0, 0.0, 0.0], [2.0, 0.0, 0.0]])
@@ -38,3 +38,60 @@ def test_pins_lie_near_their_bone_and_every_bone_pins():
     # A radius that catches no vertex still pins the nearest vertex of each bone.
     idx0, bone0 = pin_vertices(X + np.array([0.0, 0.3, 0.3]), HEADS, TAILS, radius=0.01)
     assert set(bone0.tolist()) == {0, 1} and len(idx0) == 2
+
+
+def _two_pieces():
+    """Two disjoint 4 x 1 bars (one above the other), two bones along the lower one's axis."""
+    from core.geometry.primitives import bar_tet_mesh
+
+    X, T = bar_tet_mesh(4.0, 1.0, 3)
+    X2 = X + np.array([0.0, 3.0, 0.0])
+    return np.vstack([X, X2]), np.vstack([T, T + len(X)])
+
+
+def test_pins_are_the_inner_flesh_of_each_bone_at_any_scale():
+    """Exact set equality: the rule compares distances with distances, so scaling the character
+    by 100 (an import at centimetres) or 0.01 pins the same vertices."""
+    X, T = bar_scene(4.0, 1.0, 4, bones=2).mesh.X, bar_scene(4.0, 1.0, 4, bones=2).mesh.T
+    W = np.stack([X[:, 0] < 2.0, X[:, 0] >= 2.0], axis=1).astype(float)
+    pins, bones = choose_pins(X, T, W, HEADS, TAILS, 0.3)
+    assert 0 < len(pins) < len(X) // 2
+    assert (bones == np.argmax(W[pins], axis=1)).all()  # each pin follows its heaviest bone
+    on_bone = segment_distances(X[pins], HEADS, TAILS)[np.arange(len(pins)), bones] == 0.0
+    assert ((surface_depth(X, T)[pins] > 0) | on_bone).all()  # the skin is pinned only where a bone touches it
+    for s in (0.01, 100.0):
+        pins_s, bones_s = choose_pins(s * X, T, W, s * HEADS, s * TAILS, 0.3)
+        assert np.array_equal(pins_s, pins) and np.array_equal(bones_s, bones)
+    more, _ = choose_pins(X, T, W, HEADS, TAILS, 0.6)
+    assert set(pins) < set(more)  # a deeper pin depth pins a superset
+
+
+def test_every_piece_and_every_bone_gets_a_pin():
+    """A loose piece far from every bone, and a bone outside the mesh, still pin one vertex each:
+    otherwise the pinned system is singular (a free piece can translate)."""
+    X, T = _two_pieces()
+    n = len(X) // 2
+    W = np.zeros((len(X), 3))
+    W[:n, 0] = X[:n, 0] < 2.0
+    W[:n, 1] = X[:n, 0] >= 2.0
+    W[n:, 2] = 1.0  # the upper bar belongs to a third bone
+    heads = np.vstack([HEADS, [[0.0, -5.0, 0.0]]])  # far outside the upper bar
+    tails = np.vstack([TAILS, [[4.0, -5.0, 0.0]]])
+    pins, bones = choose_pins(X, T, W, heads, tails, 0.3)
+    upper = pins[pins >= n]
+    assert len(upper) == 1 and bones[pins >= n][0] == 2
+
+
+def test_vertices_of_a_bone_without_segment_are_all_pinned():
+    """The column of unbound vertices (NaN segment) follows the object: every such vertex is pinned."""
+    X, T = _two_pieces()
+    n = len(X) // 2
+    W = np.zeros((len(X), 3))
+    W[:n, 0] = X[:n, 0] < 2.0
+    W[:n, 1] = X[:n, 0] >= 2.0
+    W[n:, 2] = 1.0
+    heads = np.vstack([HEADS, np.full((1, 3), np.nan)])
+    tails = np.vstack([TAILS, np.full((1, 3), np.nan)])
+    pins, bones = choose_pins(X, T, W, heads, tails, 0.3)
+    assert np.array_equal(pins[pins >= n], np.arange(n, 2 * n))
+    assert (bones[pins >= n] == 2).all()

@@ -65,21 +65,45 @@ def test_same_rigid_motion_on_every_bone_moves_the_mesh_rigidly():
     t = np.array([0.3, -1.2, 2.0])
     A = np.tile(np.hstack([Q, t[:, None]]), (2, 1, 1))
     tb = assign_tets(mesh.X, mesh.T, HEADS, TAILS)
+    R = tet_rotations(A, tb)
     for poisson in (0.0, 0.45):
-        x = rig(mesh, poisson).positions(A, tet_rotations(A, tb))
-        np.testing.assert_allclose(x, mesh.X @ Q.T + t, atol=1e-10)
+        skin = rig(mesh, poisson)
+        np.testing.assert_allclose(skin.direct_positions(A, R), mesh.X @ Q.T + t, atol=1e-10)
+        np.testing.assert_allclose(skin.positions(A, R, tolerance=1e-13), mesh.X @ Q.T + t, atol=1e-10)
 
 
 def test_condensed_solve_equals_full_kkt_solve():
     # 1e-8 m: two different direct factorisations of the same SPD system; both are
     # backward stable, so they agree to cond * eps times the displacement (~0.5 m).
+    # The iterative path, run to a relative residual of 1e-13, lands within the same bound.
     mesh = cylinder()
     A = bent()
     force = np.random.default_rng(4).normal(0.0, 10.0, mesh.X.shape)
     R = tet_rotations(A, assign_tets(mesh.X, mesh.T, HEADS, TAILS))
     for poisson in (0.0, 0.45):
         skin = rig(mesh, poisson)
-        np.testing.assert_allclose(skin.positions(A, R, force), skin.kkt_positions(A, R, force), atol=1e-8)
+        kkt = skin.kkt_positions(A, R, force)
+        np.testing.assert_allclose(skin.direct_positions(A, R, force), kkt, atol=1e-8)
+        np.testing.assert_allclose(skin.positions(A, R, force, tolerance=1e-13), kkt, atol=1e-8)
+
+
+def test_iterations_stop_at_the_tolerance_asked_for():
+    """The default tolerance (the starting residual reduced by 1e-6) lands within 1e-6 of the size
+    (4 m) of the exact solve.  Starting from the answer costs no iteration, and the answer is a
+    function of the frame alone."""
+    mesh = cylinder()
+    skin, W = rig(mesh, 0.45), chain_weights(mesh.X, np.array([1.0, 3.0]))
+    A = bent(1.2)
+    R = blended_rotations(A, W[mesh.T].mean(1))
+    exact = skin.direct_positions(A, R)
+    x = skin.positions(A, R)
+    from_arap = skin.last_iterations
+    assert 0 < from_arap < 100
+    assert np.abs(x - exact).max() <= 1e-6 * 4.0
+    skin.positions(A, R, guess=exact)
+    assert skin.last_iterations == 0
+    skin.positions(bent(0.3), R)  # another frame in between changes nothing
+    assert np.array_equal(skin.positions(A, R), x)
 
 
 def test_twice_the_force_gives_twice_the_displacement():
@@ -90,8 +114,8 @@ def test_twice_the_force_gives_twice_the_displacement():
     R = tet_rotations(A, assign_tets(mesh.X, mesh.T, HEADS, TAILS))
     f = np.zeros_like(mesh.X)
     f[mesh.X[:, 0] > 3.5, 1] = 50.0  # a push on the far end (newtons)
-    x0 = skin.positions(A, R)
-    d1, d2 = skin.positions(A, R, f) - x0, skin.positions(A, R, 2 * f) - x0
+    x0 = skin.direct_positions(A, R)
+    d1, d2 = skin.direct_positions(A, R, f) - x0, skin.direct_positions(A, R, 2 * f) - x0
     assert np.abs(d1).max() > 1e-4
     np.testing.assert_allclose(d2, 2 * d1, atol=1e-9 * np.abs(d1).max())
 

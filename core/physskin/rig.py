@@ -1,0 +1,95 @@
+"""Physics skinning of a skinned character: rig parameters in, positions out (Song et al., §3).
+
+The character's own skinning weights choose everything the seed leaves to the
+user: each tet's rotation is the bones' rotations blended with the tet's
+weights (:func:`rotations.blended_rotations`; the seed's one-bone clusters
+crack at 180° twists, see ``tests/core/physskin/test_solve.py``), pins are the
+inner flesh around each bone (:func:`assignment.choose_pins`) and the material
+is the jiggle's (Lamé fields per tet, so painted stiffness makes mixed
+materials).  Rig parameters are those of ``core.model.rig``: (12 b,), the
+affine bone maps applied to rest positions.
+
+What the physics skin changes is returned as a *correction* to linear blend
+skinning, c = x_phys - x_LBS on the tet vertices: zero at rest and under any
+rigid motion of the whole rig, and carried to render vertices by the same
+barycentric embedding as the jiggle (so points outside the volume are never
+extrapolated).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..geometry.embedding import Embedding, interpolate
+from ..geometry.tetmesh import TetMesh
+from ..model.rig import lbs_basis, normalize_weights
+from ..subspace.reduced import rig_matrix
+from .assignment import choose_pins
+from .rotations import blended_rotations
+from .solve import TOLERANCE, PhysicsSkin
+
+
+@dataclass
+class PhysicsRig:
+    """A character's physics skin.
+
+    skin: the solve; weights (n, b) on the tet vertices, tet_weights (t, b);
+    basis (n, 4b): the LBS basis of the tet vertices (x_LBS = basis @ rig_matrix(p)).
+    """
+
+    skin: PhysicsSkin
+    weights: np.ndarray = field(repr=False)
+    tet_weights: np.ndarray = field(repr=False)
+    basis: np.ndarray = field(repr=False)
+    tolerance: float = TOLERANCE
+
+    @classmethod
+    def build(
+        cls,
+        mesh: TetMesh,
+        weights: np.ndarray,
+        heads: np.ndarray,
+        tails: np.ndarray,
+        mu: np.ndarray,
+        lam: np.ndarray,
+        pin_depth: float,
+        tolerance: float = TOLERANCE,
+    ) -> PhysicsRig:
+        """mesh (n vertices, t tets); weights (n, b); heads, tails (b, 3) rest segments (NaN: none);
+        mu, lam (t,) Lamé parameters; pin_depth in (0, 1): see :func:`assignment.choose_pins`."""
+        W = normalize_weights(np.asarray(weights, dtype=np.float64))
+        pins, pin_bone = choose_pins(mesh.X, mesh.T, W, np.asarray(heads, float), np.asarray(tails, float), pin_depth)
+        skin = PhysicsSkin.build(mesh, mu, lam, pins, pin_bone)
+        return cls(skin, W, W[mesh.T].mean(axis=1), lbs_basis(W, mesh.X), tolerance)
+
+    @property
+    def mesh(self) -> TetMesh:
+        return self.skin.mesh
+
+    def positions(self, p: np.ndarray) -> np.ndarray:
+        """Physics-skinned tet positions (n, 3) for rig parameters p (12 b,); a function of p alone."""
+        transforms = np.asarray(p, dtype=np.float64).reshape(-1, 3, 4)
+        return self.skin.positions(
+            transforms, blended_rotations(transforms, self.tet_weights), tolerance=self.tolerance
+        )
+
+    def lbs(self, p: np.ndarray) -> np.ndarray:
+        """Linear-blend-skinned tet positions (n, 3) for rig parameters p (12 b,)."""
+        return self.basis @ rig_matrix(p)
+
+    def correction(self, p: np.ndarray, x: np.ndarray | None = None) -> np.ndarray:
+        """c = x_phys - x_LBS (n, 3) on the tet vertices; x: the physics positions if known."""
+        return (self.positions(p) if x is None else x) - self.lbs(p)
+
+
+def render_correction(
+    embedding: Embedding, T: np.ndarray, correction: np.ndarray, keep: np.ndarray | None
+) -> np.ndarray:
+    """The tet vertices' correction (n, 3) at the render vertices (k, 3); keep (k,): False where
+    a vertex is not simulated (a skipped loose part follows the rig only)."""
+    out = interpolate(embedding, T, correction)
+    if keep is not None:
+        out[~keep] = 0.0
+    return out

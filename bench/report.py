@@ -144,6 +144,10 @@ def summary_rows(res: dict) -> list[list[str]]:
                         f"{row['ratio']:.1f}× faster",
                     ]
                 )
+    if "physskin" in s:
+        from .physskin import summary_rows as physskin_rows
+
+        rows += physskin_rows(s["physskin"])
     b = s.get("blender")
     if b:
         mpf = b["ms_per_frame"]
@@ -295,6 +299,10 @@ def behind(res: dict) -> list[str]:
         failed = implausible(row)
         if failed:
             out.append(f"{row['name']} with default settings is not plausible: {'; '.join(failed)}.")
+    if "physskin" in s:
+        from .physskin import behind as physskin_behind
+
+        out += physskin_behind(s["physskin"])
     for name, err in res.get("errors", {}).items():
         out.append(f"Section `{name}` failed: {err}")
     return out
@@ -635,6 +643,10 @@ def write_report(path: Path, res: dict) -> None:
         L += ["![in Blender](plots/in_blender.png)", ""]
     if "characters" in s:
         L += _characters(s["characters"], res.get("plots", []))
+    if "physskin" in s:
+        from .physskin import report_lines as physskin_report
+
+        L += physskin_report(s["physskin"])
     if res.get("plots"):
         L += ["## Plots", ""] + [f"- [{Path(p).stem}]({p})" for p in res["plots"]] + [""]
     if res.get("errors"):

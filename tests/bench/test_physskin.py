@@ -1,0 +1,95 @@
+"""The bench's physics-skinning section runs in quick mode and writes well-formed, finite results.
+
+No timing is asserted (shared machines are noisy): only that the section is
+registered, that every figure the report reads is there and finite, that the
+paired ratios are consistent spreads, and that the report and plots exist.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.skipif(os.environ.get("SKINMODES_LANE") == "4.2", reason="the bench runs in the main lane")
+VARIANTS = {"arap", "warm", "cold", "direct"}
+METHODS = {"lbs", "blended", "blended_arap", "per_bone"}
+
+
+def numbers(x):
+    """Every number anywhere in the results."""
+    if isinstance(x, dict):
+        for v in x.values():
+            yield from numbers(v)
+    elif isinstance(x, list):
+        for v in x:
+            yield from numbers(v)
+    elif isinstance(x, (int, float)) and not isinstance(x, bool):
+        yield x
+
+
+@pytest.fixture(scope="module")
+def quick_physskin(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench-physskin")
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench", "--quick", "--only", "physskin", "--out", str(out)],
+        cwd=ROOT,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return json.loads((out / "results.json").read_text()), out
+
+
+def test_quick_section_has_every_figure_and_all_are_finite(quick_physskin):
+    res, _ = quick_physskin
+    assert res["quick"] is True and res["errors"] == {}
+    p = res["sections"]["physskin"]
+    assert all(math.isfinite(v) for v in numbers(p))
+    assert len(p["rows"]) >= 2
+    for row in p["rows"]:
+        assert row["vertices"] > 0 and row["tets"] > 0 and row["pins"] >= 1
+        assert set(row["seconds_per_frame"]) == set(row["fps"]) == set(row["fps_range"]) == VARIANTS
+        for k in VARIANTS:
+            t = row["seconds_per_frame"][k]
+            assert 0.0 < t["min"] <= t["median"] <= t["max"] and t["repeats"] == 2 * row["rounds"]
+            assert row["fps"][k] == pytest.approx(1.0 / t["median"])
+        for q in [*row["ratio_over_direct"].values(), row["ratio_warm_over_cold"]]:
+            assert q["rounds"] == row["rounds"]
+            assert 0.0 < q["min"] <= q["q1"] <= q["median"] <= q["q3"] <= q["max"]
+        assert set(row["ratio_over_direct"]) == {"arap", "warm", "cold"}
+        # The co-rotational variants iterate (the rest pose of frame 0 takes none); ARAP never does.
+        assert set(row["iterations_mean"]) == {"warm", "cold"}
+        assert all(v > 0 for v in row["iterations_mean"].values())
+        # Both iterative variants land on the exact per-frame solve (1e-6 of the size is the solve's tolerance).
+        assert max(row["max_error_over_size"].values()) < 1e-5
+        for t in [*row["build"].values(), *row["frame_parts"].values()]:
+            assert 0.0 < t["min"] <= t["median"] <= t["max"]
+    vol = p["volume"]
+    for kind in ("twist", "bend"):
+        assert vol[kind][0]["angle_deg"] == 0.0 and len(vol[kind]) >= 2
+        for r in vol[kind]:
+            assert set(r) == METHODS | {"angle_deg"}
+        # The rest pose changes nothing.
+        assert all(abs(vol[kind][0][k]["volume_change_pct"]) < 1e-9 for k in METHODS)
+    # Every process of the section was pinned to one thread, as in the rest of the suite.
+    assert set(p["threads"]["env"].values()) == {"1"}
+    assert set(p["threads"]["openblas"].values()) <= {1}
+
+
+def test_report_has_the_section_its_plots_and_the_seed(quick_physskin):
+    res, out = quick_physskin
+    report = (out / "REPORT.md").read_text()
+    assert "Physics skinning" in report and "1.078" in report  # the seed's human, beside ours
+    assert {Path(p).stem for p in res["plots"]} == {"physskin_fps", "physskin_volume"}
+    for p in res["plots"]:
+        assert (out / p).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert f"({p})" in report

@@ -45,6 +45,7 @@ from core.physskin.rig import PhysicsRig
 from core.physskin.rotations import blended_rotations, tet_rotations
 from core.physskin.solve import PhysicsSkin
 from core.settings import core_default
+from core.subspace.eigensolve import SPDSolver
 from core.validation.scenes import chain_weights
 
 from .common import Context, Timing, time_calls
@@ -212,13 +213,7 @@ def _speed_row(ctx: Context, cells: tuple[int, int], frames: int, rounds: int, e
         err_warm = max(err_warm, float(np.abs(xw - exact).max()))
         err_cold = max(err_cold, float(np.abs(corot.skin.positions(A, R) - exact).max()))
 
-    # Where a cold co-rotational frame goes: the rotations, and one preconditioner solve (n_free x 3).
-    A_mid = poses[len(poses) // 2]
-    rotations = time_calls(lambda: blended_rotations(A_mid, tw), repeats=10)
-    r = np.random.default_rng(0).standard_normal((len(corot.skin.free_vertices), 3))
-    precondition = corot.skin.precondition
-    solve = time_calls(lambda: precondition.solve(r), repeats=10) if precondition is not None else None
-
+    breakdown = _cold_breakdown(corot, poses)
     times = paired["times"]
     row = {
         "cells": list(cells),
@@ -238,7 +233,7 @@ def _speed_row(ctx: Context, cells: tuple[int, int], frames: int, rounds: int, e
         "iterations_range": {k: [int(min(v)), int(max(v))] for k, v in iterations.items()},
         "max_error_over_size": {"warm": err_warm / LENGTH, "cold": err_cold / LENGTH},
         "build": {"rig_arap": build_arap, "rig_corotational": build_corot, "skin_corotational": build_skin},
-        "frame_parts": {"rotations": rotations, **({"precondition_solve": solve} if solve is not None else {})},
+        "cold_breakdown": breakdown,
     }
     ctx.log(
         f"  physskin n={mesh.n} t={mesh.t} pins={len(pins)}: "
@@ -251,12 +246,58 @@ def _speed_row(ctx: Context, cells: tuple[int, int], frames: int, rounds: int, e
     return row
 
 
+def _cold_breakdown(rig: PhysicsRig, poses: list[np.ndarray]) -> dict[str, float]:
+    """Where a cold co-rotational frame's time goes, measured inside the frames (one untimed-for-ratios pass).
+
+    The skin's two scalar factors (the ARAP factor, used for the start, and the preconditioner) are
+    wrapped for the pass in solvers that add up their own time.  Returns per-frame means (seconds):
+    frame, back_substitutions, rotations, and solves_per_frame.
+    """
+    skin = rig.skin
+    spent = {"seconds": 0.0, "calls": 0}
+
+    def timed(solver: SPDSolver) -> SPDSolver:
+        def solve(B: np.ndarray) -> np.ndarray:
+            t0 = time.perf_counter()
+            out = solver.solve(B)
+            spent["seconds"] += time.perf_counter() - t0
+            spent["calls"] += 1
+            return out
+
+        return SPDSolver(solver.backend, solve)
+
+    factor, precondition = skin.factor, skin.precondition
+    rotations = 0.0
+    skin.factor = timed(factor)
+    skin.precondition = timed(precondition) if precondition is not None else None
+    try:
+        t0 = time.perf_counter()
+        for A in poses:
+            t1 = time.perf_counter()
+            R = blended_rotations(A, rig.tet_weights)
+            rotations += time.perf_counter() - t1
+            skin.positions(A, R)
+        total = time.perf_counter() - t0
+    finally:
+        skin.factor, skin.precondition = factor, precondition
+    n = len(poses)
+    return {
+        "frame": total / n,
+        "back_substitutions": spent["seconds"] / n,
+        "rotations": rotations / n,
+        "solves_per_frame": spent["calls"] / n,
+    }
+
+
 def volume_sweeps(mesh: TetMesh, twists: np.ndarray, bends: np.ndarray) -> dict[str, Any]:
     """Total signed volume change (%) and inverted tets of every method over a twist and a bend sweep."""
     W = chain_weights(mesh.X, JOINTS)
     corot, arap = build_rig(mesh, POISSON), build_rig(mesh, 0.0)
     tet_bone = assign_tets(mesh.X, mesh.T, HEADS, TAILS)
     V0 = float(mesh.volumes.sum())
+    pinned = np.zeros(mesh.n, dtype=bool)
+    pinned[corot.skin.pins] = True  # the same pins at both materials: they depend on weights and bones only
+    at_pins = pinned[mesh.T].any(axis=1)
 
     def measure(A: np.ndarray) -> dict[str, dict[str, float]]:
         xs = {
@@ -268,7 +309,11 @@ def volume_sweeps(mesh: TetMesh, twists: np.ndarray, bends: np.ndarray) -> dict[
         out = {}
         for k, x in xs.items():
             v = signed_volumes(x, mesh.T)
-            out[k] = {"volume_change_pct": 100.0 * (float(v.sum()) / V0 - 1.0), "inverted": int((v <= 0).sum())}
+            out[k] = {
+                "volume_change_pct": 100.0 * (float(v.sum()) / V0 - 1.0),
+                "inverted": int((v <= 0).sum()),
+                "inverted_touching_pins": int(((v <= 0) & at_pins).sum()),
+            }
         return out
 
     return {
@@ -422,7 +467,8 @@ def report_lines(p: dict) -> list[str]:
                 f"({r['iterations_range']['warm'][0]}–{r['iterations_range']['warm'][1]} / "
                 f"{r['iterations_range']['cold'][0]}–{r['iterations_range']['cold'][1]})",
                 " / ".join("yes" if r["fps"][k] >= p["goal_fps"] else "**no**" for k in ("arap", "warm", "cold")),
-                "{} ({:,} v / {:,} t): {}".format(*_seed_match(r["vertices"])),
+                "{} ({:,} v / {:,} t): {}".format(*_seed_match(r["vertices"]))
+                + f"; ours cold ÷ seed {r['fps']['cold'] / _seed_match(r['vertices'])[3]:.1f}×",
             ]
             for r in rows
         ],
@@ -469,7 +515,8 @@ def report_lines(p: dict) -> list[str]:
         "The CG stops when the residual has fallen to 1e-6 of its *starting* residual, so a warm start from "
         "the previous frame (a smaller start) buys accuracy (the error column), not fewer iterations.",
         "",
-        "Prefactorisation (seconds, median (min–max)); the pipeline builds it once per character and Pin Depth:",
+        "Prefactorisation (seconds, median (min–max)); the pipeline builds it once per character and Pin Depth.  "
+        "Beside it, a cold frame's time split, from one more pass over the motion apart from the rounds:",
         "",
     ]
     L += _table(
@@ -478,8 +525,9 @@ def report_lines(p: dict) -> list[str]:
             "PhysicsRig.build, ARAP [s]",
             "PhysicsRig.build, ν = 0.45 [s]",
             "PhysicsSkin.build alone, ν = 0.45 [s]",
-            "a frame's rotations [ms]",
-            "one preconditioner solve [ms]",
+            "cold frame, measured apart [ms]",
+            "of it: back-substitutions [ms] (per frame, %)",
+            "of it: blended rotations [ms]",
         ],
         [
             [
@@ -487,12 +535,28 @@ def report_lines(p: dict) -> list[str]:
                 _s(r["build"]["rig_arap"]),
                 _s(r["build"]["rig_corotational"]),
                 _s(r["build"]["skin_corotational"]),
-                _ms(r["frame_parts"]["rotations"]),
-                _ms(r["frame_parts"]["precondition_solve"]) if "precondition_solve" in r["frame_parts"] else "—",
+                f"{1e3 * r['cold_breakdown']['frame']:.3g}",
+                f"{1e3 * r['cold_breakdown']['back_substitutions']:.3g} "
+                f"({r['cold_breakdown']['solves_per_frame']:.1f}, "
+                f"{100 * r['cold_breakdown']['back_substitutions'] / r['cold_breakdown']['frame']:.0f} %)",
+                f"{1e3 * r['cold_breakdown']['rotations']:.3g}",
             ]
             for r in rows
         ],
     )
+    if goal is not None:
+        b = goal["cold_breakdown"]
+        rest = b["frame"] - b["back_substitutions"] - b["rotations"]
+        L += [
+            f"Where a cold co-rotational frame goes at {goal['vertices']:,} vertices (its {goal['frames']} frames "
+            f"played once more, apart from the rounds, the two scalar factors wrapped in timers): "
+            f"{1e3 * b['frame']:.0f} ms a frame, of which {b['solves_per_frame']:.1f} scalar back-substitutions "
+            f"(one per CG iteration and the ARAP start) {1e3 * b['back_substitutions']:.0f} ms "
+            f"({100 * b['back_substitutions'] / b['frame']:.0f} %), the blended rotations "
+            f"{1e3 * b['rotations']:.1f} ms, and the rest (A(R) products, D(R) and the right-hand side, CG vector "
+            f"work) {1e3 * rest:.0f} ms.  {p['goal_fps']:g} fps leaves {1e3 / p['goal_fps']:.0f} ms per frame.",
+            "",
+        ]
     L += [f"The seed's Table 1 ({p['seed']['machine']}; its thread count is not stated):", ""]
     L += _table(
         ["model", "vertices", "tets", "frames per second"],
@@ -503,7 +567,8 @@ def report_lines(p: dict) -> list[str]:
         f"**Volume against LBS** on the {vol['vertices']:,}-vertex limb ({vol['tets']:,} tets, {vol['pins']} pins "
         "at ν = 0.45): total signed volume change and inverted tets (signed volume ≤ 0), bone 1 twisted about "
         "the axis, then bent about z at the joint (no twist).  *Per-bone* gives each tet its bone's rotation (the "
-        "seed's clusters); *blended* blends the bones' rotations with the tet's weights (what the add-on runs).",
+        "seed's clusters); *blended* blends the bones' rotations with the tet's weights (what the add-on runs).  "
+        "*At pins*: inverted tets with a pinned vertex (pins follow one bone rigidly; the solve cannot move them).",
         "",
     ]
     head = ["motion", "angle [°]", *[f"{label}: ΔV %, inverted" for label in METHODS.values()]]
@@ -515,7 +580,7 @@ def report_lines(p: dict) -> list[str]:
                     [
                         kind,
                         f"{r['angle_deg']:g}",
-                        *[f"{r[k]['volume_change_pct']:+.1f} %, {r[k]['inverted']}" for k in METHODS],
+                        *[_volume_cell(r[k], k != "lbs") for k in METHODS],
                     ]
                 )
     L += _table(head, body)
@@ -526,6 +591,14 @@ def report_lines(p: dict) -> list[str]:
         "",
     ]
     return L
+
+
+def _volume_cell(m: dict, pins: bool) -> str:
+    """ΔV and inverted tets; for the physics skin also how many of those touch a pinned vertex."""
+    cell = f"{m['volume_change_pct']:+.1f} %, {m['inverted']}"
+    if pins and m["inverted"] and "inverted_touching_pins" in m:
+        cell += f" ({m['inverted_touching_pins']} at pins)"
+    return cell
 
 
 def _conditions(p: dict) -> str:
@@ -543,10 +616,6 @@ def _table(head: list[str], rows: list[list[Any]]) -> list[str]:
     return table(head, rows)
 
 
-def _ms(x: dict) -> str:
-    return f"{1e3 * x['median']:.3g} ({1e3 * x['min']:.3g}–{1e3 * x['max']:.3g})"
-
-
 def _s(x: dict) -> str:
     return f"{x['median']:.3g} ({x['min']:.3g}–{x['max']:.3g})"
 
@@ -559,7 +628,7 @@ def _plot(ctx: Context, res: dict) -> None:
 
     rows = res["rows"]
     n = [r["vertices"] for r in rows]
-    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    fig, ax = plt.subplots(figsize=(9.0, 4.2))
     for k in ORDER:
         med = np.array([r["fps"][k] for r in rows])
         lo = med - [r["fps_range"][k][0] for r in rows]
@@ -572,7 +641,7 @@ def _plot(ctx: Context, res: dict) -> None:
     ax.set_xlabel("tet-mesh vertices")
     ax.set_ylabel("frames per second (1 thread)")
     ax.set_title(f"physics skin, {res['motion']['frames']}-frame bend + twist")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     fig.savefig(ctx.plot_path("physskin_fps"), dpi=100)
     plt.close(fig)

@@ -71,13 +71,19 @@ def test_quick_section_has_every_figure_and_all_are_finite(quick_physskin):
         assert all(v > 0 for v in row["iterations_mean"].values())
         # Both iterative variants land on the exact per-frame solve (1e-6 of the size is the solve's tolerance).
         assert max(row["max_error_over_size"].values()) < 1e-5
-        for t in [*row["build"].values(), *row["frame_parts"].values()]:
+        for t in row["build"].values():
             assert 0.0 < t["min"] <= t["median"] <= t["max"]
+        b = row["cold_breakdown"]
+        assert 0.0 < b["back_substitutions"] + b["rotations"] <= b["frame"]
+        assert b["solves_per_frame"] == pytest.approx(row["iterations_mean"]["cold"] + 1)
     vol = p["volume"]
     for kind in ("twist", "bend"):
         assert vol[kind][0]["angle_deg"] == 0.0 and len(vol[kind]) >= 2
         for r in vol[kind]:
             assert set(r) == METHODS | {"angle_deg"}
+            for k in METHODS:
+                assert set(r[k]) == {"volume_change_pct", "inverted", "inverted_touching_pins"}
+                assert 0 <= r[k]["inverted_touching_pins"] <= r[k]["inverted"] <= vol["tets"]
         # The rest pose changes nothing.
         assert all(abs(vol[kind][0][k]["volume_change_pct"]) < 1e-9 for k in METHODS)
     # Every process of the section was pinned to one thread, as in the rest of the suite.

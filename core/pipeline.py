@@ -425,6 +425,13 @@ def check_frame_range(start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
+def _remember_near(cache: dict[int, np.ndarray], frame: int, value: np.ndarray) -> None:
+    """Store ``value`` for ``frame`` and forget frames more than two away: a few, not one per frame of a long bake."""
+    cache[frame] = value
+    for old in [g for g in cache if abs(g - frame) > 2]:
+        del cache[old]
+
+
 class FrameSimulation:
     """Simulates a frame range with sub-steps; any frame can be asked for, in any order.
 
@@ -496,10 +503,7 @@ class FrameSimulation:
         x = self._physics_cache.get(frame)
         if x is None:
             x = self.physics.positions(self.rig(frame))
-            self._physics_cache[frame] = x
-            # The frames around the last one asked for: a step needs two, a bake one more.
-            for old in [g for g in self._physics_cache if abs(g - frame) > 2]:
-                del self._physics_cache[old]
+            _remember_near(self._physics_cache, frame, x)  # a step needs two frames, a bake one more
         return x
 
     def _drive(self, frame: int) -> dict[str, np.ndarray]:
@@ -583,10 +587,7 @@ class FrameSimulation:
         x = self._rig_cache.get(frame)
         if x is None:
             x = self._probe_rig @ rig_matrix(p)
-            self._rig_cache[frame] = x
-            # The guard looks two frames back: keep a few, not one per frame of a long bake.
-            for old in [g for g in self._rig_cache if g < frame - 2 or g > frame + 2]:
-                del self._rig_cache[old]
+            _remember_near(self._rig_cache, frame, x)  # the guard looks two frames back
         return x
 
     def _bone(self, index: int) -> str:

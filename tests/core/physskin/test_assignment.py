@@ -66,6 +66,23 @@ def test_pins_are_the_inner_flesh_of_each_bone_at_any_scale():
     assert set(pins) < set(more)  # a deeper pin depth pins a superset
 
 
+def test_blended_vertices_at_a_joint_are_left_to_the_solve():
+    """Hat weights blending over x in [1, 3]: the axis vertex at the joint (x = 2, weights 1/2, 1/2)
+    lies on both bones, so depth alone pins it; the weight rule does not.  No pin has less than
+    PIN_WEIGHT of its bone's largest weight (exact comparisons, no tolerance needed)."""
+    from core.physskin.assignment import PIN_WEIGHT
+    from core.validation.scenes import chain_weights
+
+    X, T = bar_scene(4.0, 1.0, 4, bones=2).mesh.X, bar_scene(4.0, 1.0, 4, bones=2).mesh.T
+    W = chain_weights(X, np.array([1.0, 3.0]))
+    pins, bones = choose_pins(X, T, W, HEADS, TAILS, 0.3)
+    share = W[pins, bones] / W.max(axis=0)[bones]
+    assert (share >= PIN_WEIGHT).all()
+    joint = np.flatnonzero((X[:, 0] == 2.0) & (X[:, 1] == 0.0) & (X[:, 2] == 0.0))
+    assert len(joint) == 1 and joint[0] not in set(pins)
+    assert (np.bincount(bones, minlength=2) > 1).all()  # both bones still pin their cores
+
+
 def test_every_piece_and_every_bone_gets_a_pin():
     """A loose piece far from every bone, and a bone outside the mesh, still pin one vertex each:
     otherwise the pinned system is singular (a free piece can translate)."""

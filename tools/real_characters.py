@@ -23,10 +23,12 @@ Used by ``tests/addon/test_real_characters.py`` (the add-on installed by the
 tests' fixture) and from the command line, where the add-on is installed
 into a throw-away Blender profile first::
 
-    .venvs/main/bin/python tools/real_characters.py --table [--out DIR] [--only NAME ...]
+    .venvs/main/bin/python tools/real_characters.py --table [--out DIR] [--only NAME ...] [--elbow]
 
 prints a Markdown table and writes, per character, a PNG of one vertex's
-trajectory with and without secondary motion, plus ``real_characters.json``.
+trajectory with and without secondary motion, plus ``real_characters.json``;
+``--elbow`` (alone or with ``--table``) bends CesiumMan's elbow and compares the
+volume kept by linear blend skinning and by the physics skin (:func:`elbow_volumes`).
 """
 
 from __future__ import annotations
@@ -565,6 +567,78 @@ def measure(bpy: Any, character: CharacterSpec, work: Path, scale: float | None 
 
 
 # ----------------------------------------------------------------------------------------------
+# Physics skin: volume at a bent elbow
+
+
+@dataclass(frozen=True)
+class ElbowSpec:
+    """A joint of a character, bent from the rest pose: upper and lower bones, the angle and axis
+    (the lower bone's own rotation, in degrees about its local X, Y or Z)."""
+
+    character: str
+    upper: str
+    lower: str
+    degrees: float = 90.0
+    axis: str = "X"
+
+
+# CesiumMan's left arm: upper arm Node_13, forearm Node_14, hand Node_15 (imported at x100).
+ELBOW = ElbowSpec("cesium_man_x100", "Node_13", "Node_14")
+
+
+def bend_elbow(bpy: Any, loaded: Loaded, elbow: ElbowSpec) -> None:
+    """Hold ``loaded`` in its rest pose with ``elbow.lower`` turned: the action is unassigned
+    (this is the test's own scene) and every pose bone reset, so only the elbow bends."""
+    loaded.armature.animation_data.action = None
+    for pb in loaded.armature.pose.bones:
+        pb.rotation_mode = "XYZ"
+        pb.rotation_euler = (0.0, 0.0, 0.0)
+        pb.location = (0.0, 0.0, 0.0)
+        pb.scale = (1.0, 1.0, 1.0)
+    angles = [0.0, 0.0, 0.0]
+    angles["XYZ".index(elbow.axis)] = math.radians(elbow.degrees)
+    loaded.armature.pose.bones[elbow.lower].rotation_euler = angles
+    bpy.context.scene.frame_set(loaded.start)
+
+
+def elbow_volumes(bpy: Any, loaded: Loaded, elbow: ElbowSpec, work: Path) -> dict[str, Any]:
+    """Volume change at a bent elbow, linear blend skinning against the add-on's physics skin.
+
+    The elbow is bent (:func:`bend_elbow`), Physics Skin is turned on with every other
+    setting at its default, and the add-on's own session gives the tet mesh, its weights
+    and the rig of the frame.  Two regions of tets, by their skinning weights: the bent
+    limb (the upper and lower bones' weights sum to more than a half) and the joint (both
+    exceed 5 %: where LBS blends).  Returns % volume change of each region under LBS and
+    under physics skinning, and the inverted tets of each.
+    """
+    api = importlib.import_module(ADDON_MODULE + ".api")
+    session_mod = importlib.import_module(ADDON_MODULE + ".session")
+    volumes = importlib.import_module(ADDON_MODULE + ".core.geometry.tetmesh").signed_volumes
+    scene = bpy.context.scene
+    work.mkdir(parents=True, exist_ok=True)
+    bend_elbow(bpy, loaded, elbow)
+    bpy.ops.wm.save_as_mainfile(filepath=str(work / f"{loaded.spec.name}_elbow.blend"))
+    api.configure(loaded.obj, physics_skin=True, secondary_motion=False)
+    session = session_mod.build_session(loaded.obj, scene)
+    session.record(loaded.start, bpy.context.evaluated_depsgraph_get())
+    p = session.rig[loaded.start]
+    prepared = session.prepared
+    rig = prepared.physics_rig(float(api.settings(loaded.obj).pin_depth))
+    bones = list(session.binding.bones)
+    Wt = rig.tet_weights
+    w_up, w_low = Wt[:, bones.index(elbow.upper)], Wt[:, bones.index(elbow.lower)]
+    regions = {"limb": w_up + w_low > 0.5, "joint": (w_up > 0.05) & (w_low > 0.05)}
+    T, V0 = prepared.mesh.T, prepared.mesh.volumes
+    out: dict[str, Any] = {"tets": {k: int(m.sum()) for k, m in regions.items()}, "pins": len(rig.skin.pins)}
+    for method, x in (("lbs", rig.lbs(p)), ("physics", rig.positions(p))):
+        v = volumes(x, T)
+        for region, m in regions.items():
+            out[f"{method}_{region}_pct"] = float(100.0 * (v[m].sum() / V0[m].sum() - 1.0))
+            out[f"{method}_{region}_inverted"] = int((v[m] <= 0).sum())
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
 # Command line: table and plots
 
 
@@ -630,12 +704,13 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--table", action="store_true", help="bake every character and print the Markdown table")
     ap.add_argument("--only", nargs="*", default=None, help="character names (default: all)")
+    ap.add_argument("--elbow", action="store_true", help="also bend CesiumMan's elbow 90°: LBS vs physics skin volume")
     ap.add_argument("--out", type=Path, default=ROOT / "build" / "real_characters", help="folder for plots and JSON")
     args = ap.parse_args(argv)
-    if not args.table:
+    if not (args.table or args.elbow):
         ap.print_help()
         return 2
-    chosen = [spec(n) for n in args.only] if args.only else list(CHARACTERS)
+    chosen = ([spec(n) for n in args.only] if args.only else list(CHARACTERS)) if args.table else []
     work = Path(tempfile.mkdtemp(prefix="skinmodes-real-characters-"))
     try:
         install_addon(work)
@@ -645,16 +720,22 @@ def main(argv: list[str]) -> int:
         for character in chosen:
             print(f"[real characters] {character.name} ...", file=sys.stderr, flush=True)
             rows.append(measure(bpy, character, work / character.name))
+        elbow = None
+        if args.elbow:
+            print(f"[real characters] {ELBOW.character} elbow ...", file=sys.stderr, flush=True)
+            elbow = elbow_volumes(bpy, load(bpy, spec(ELBOW.character)), ELBOW, work / "elbow")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "real_characters.json").write_text(json.dumps([m.summary() for m in rows], indent=1))
+    if rows:
+        (args.out / "real_characters.json").write_text(json.dumps([m.summary() for m in rows], indent=1))
     try:
         plots = [plot_tip(m, args.out / f"{m.name}.png") for m in rows]
     except ImportError:
         plots = []
         print("matplotlib is not installed: trajectories are in real_characters.json only", file=sys.stderr)
-    print(markdown_table(rows))
+    if rows:
+        print(markdown_table(rows))
     for m in rows:
         print(
             f"- {m.name}: max offset at vertex {m.worst_vertex} (bone {m.worst_bone}) frame {m.worst_frame}; "
@@ -662,7 +743,16 @@ def main(argv: list[str]) -> int:
         )
         for line in m.notes + m.messages + m.warnings:
             print(f"- {m.name}: {line}")
-    print(f"wrote {args.out / 'real_characters.json'}" + "".join(f", {p}" for p in plots))
+    if elbow is not None:
+        print(
+            f"- elbow ({ELBOW.character}, {ELBOW.lower} turned {ELBOW.degrees:g}° about {ELBOW.axis}): "
+            f"bent limb ({elbow['tets']['limb']} tets) LBS {elbow['lbs_limb_pct']:+.2f} %, "
+            f"physics {elbow['physics_limb_pct']:+.2f} %; joint ({elbow['tets']['joint']} tets) "
+            f"LBS {elbow['lbs_joint_pct']:+.2f} % ({elbow['lbs_joint_inverted']} inverted), "
+            f"physics {elbow['physics_joint_pct']:+.2f} % ({elbow['physics_joint_inverted']} inverted)"
+        )
+    if rows:
+        print(f"wrote {args.out / 'real_characters.json'}" + "".join(f", {p}" for p in plots))
     return 0
 
 

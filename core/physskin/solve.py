@@ -34,6 +34,18 @@ frame is the exact alternative (:meth:`PhysicsSkin.direct_positions`, the
 reference for the tests); it costs a sparse LU of 3n unknowns per frame,
 0.8 s at 6.5k vertices here against about 0.2 s for the iterations.
 
+Volume steps.  The volume term above is linear in F: it holds tr(R^T F) = 3,
+which is det F = 1 only to first order.  At a 90° elbow the inner crease
+shortens along one axis and widens along the others with their sum kept, and
+the product falls: the seed's energy loses 4-6 % of the joint's volume on a real
+arm.  :meth:`PhysicsSkin.volume_step` is one Gauss-Newton step on the same
+energy with the exact volume term lam / 2 (det F - 1)^2 (the mu part, with R
+fixed, is unchanged): the linearised volume is cof(F_k) : F, so the step's
+matrix is A with cof(F_k) in place of R, solved by the same preconditioned
+iterations.  At rest and under rigid motions cof F = R and det F = 1, so the
+step is zero and every invariant above still holds; cofactors turn with the
+problem (cof(Q F) = Q cof F), so rotation equivariance stays exact.
+
 The unknown is the displacement u = x - X; pinned entries are eliminated
 (condensed solve A_ff u_f = -g0_f - A_fp u_p + f_f), so the rest pose and rigid
 motions are reproduced to round-off.  Positions are (n, 3); flattened vectors
@@ -60,6 +72,9 @@ TOLERANCE = 1e-6
 MAX_ITERATIONS = 500
 # A start this close to the answer, relative to the right-hand side, is the answer.
 ROUND_OFF = 1e-14
+# Deformation gradients this close to their rotations (F is dimensionless) are rigid:
+# round-off of K X is about 1e-15.
+RIGID = 1e-12
 
 
 def hessian(
@@ -92,8 +107,16 @@ def rest_gradient(K: sp.csr_matrix, volumes: np.ndarray, mu: np.ndarray, lam: np
     return K.T @ per.ravel()
 
 
+def cofactor_matrices(F: np.ndarray) -> np.ndarray:
+    """cof F = det(F) F^-T (t, 3, 3) of F (t, 3, 3), by cross products of rows (no inverse: F may be singular)."""
+    return np.stack([np.cross(F[:, 1], F[:, 2]), np.cross(F[:, 2], F[:, 0]), np.cross(F[:, 0], F[:, 1])], axis=1)
+
+
 def rotated_divergence(mesh: TetMesh, R: np.ndarray) -> sp.csr_matrix:
-    """D(R) (t x 3n): (D x)_e = tr(R_e^T F_e) = sum_a x_a . (R_e grad N_a), R (t, 3, 3)."""
+    """D(R) (t x 3n): (D x)_e = tr(R_e^T F_e) = sum_a x_a . (R_e grad N_a), R (t, 3, 3).
+
+    R may be any (t, 3, 3) field: with cofactors in its place, D x is the linearised volume.
+    """
     g = np.einsum("tij,taj->tai", R, mesh.gradients)  # (t, 4, 3)
     cols = (3 * mesh.T[:, :, None] + np.arange(3)).reshape(-1)
     return sp.csr_matrix((g.reshape(-1), cols, np.arange(0, 12 * mesh.t + 1, 12)), shape=(mesh.t, 3 * mesh.n))
@@ -210,6 +233,42 @@ class PhysicsSkin:
 
         u[fv], self.last_iterations = conjugate_gradients(apply_free, b, self.precondition.solve, x0, tolerance)
         return self.mesh.X + u
+
+    def volume_step(self, R: np.ndarray, x: np.ndarray, tolerance: float = TOLERANCE) -> np.ndarray:
+        """One Gauss-Newton step (n, 3 positions) from x (n, 3) on the exact-volume energy, pins held.
+
+        E(x) = sum_e V_e (mu_e ||F_e - R_e||^2 + lam_e / 2 (det F_e - 1)^2), linearised at
+        x: det F ~ J_k + C_k : (F - F_k) with C_k = cof F_k.  The step d solves
+        (Ls (x) I_3 + D(C_k)^T diag(V lam) D(C_k)) d = -grad E(x) on the free vertices,
+        by conjugate gradients from d = 0 (stopping at ``tolerance`` of the gradient,
+        which turns and moves with the problem).  R (t, 3, 3): the tets' rotations.
+        Where every tet is within round-off of its rotation (the rest pose, a rigid
+        motion of the whole rig) x is returned unchanged, so those stay exact.
+        """
+        mesh, fv = self.mesh, self.free_vertices
+        F = (self.K @ np.asarray(x, dtype=np.float64).reshape(-1)).reshape(-1, 3, 3)
+        if np.abs(F - R).max() <= RIGID:
+            self.last_iterations = 0
+            return np.array(x, dtype=np.float64)
+        C = cofactor_matrices(F)
+        J = np.einsum("tj,tj->t", F[:, 0], C[:, 0])  # det F, by the first row's cofactors
+        D = rotated_divergence(mesh, C)
+        c = mesh.volumes * self.lam
+        shear = (2.0 * mesh.volumes * self.mu)[:, None] * (F - R).reshape(-1, 9)
+        grad = (self.K.T @ shear.ravel() + D.T @ (c * (J - 1.0))).reshape(-1, 3)
+
+        def apply_free(v: np.ndarray) -> np.ndarray:  # (A v)_f for free displacements v (n - p, 3)
+            full = np.zeros((mesh.n, 3))
+            full[fv] = v
+            return (self.Ls @ full + (D.T @ (c * (D @ full.reshape(-1)))).reshape(-1, 3))[fv]
+
+        precondition = self.precondition.solve if self.precondition is not None else self.factor.solve
+        d, self.last_iterations = conjugate_gradients(
+            apply_free, -grad[fv], precondition, np.zeros((len(fv), 3)), tolerance
+        )
+        out = np.array(x, dtype=np.float64)
+        out[fv] += d
+        return out
 
     def _arap(self, u: np.ndarray, rhs: np.ndarray) -> np.ndarray:
         """Free displacements (n - p, 3) minimising the ARAP part: Ls_ff u_f = rhs_f - Ls_fp u_p."""

@@ -109,3 +109,24 @@ def test_same_motion_relative_to_size_at_any_scale(baked):
             f"x{s}: offsets differ from x1 by {100 * worst:.3g} % of the diagonal "
             f"(max offset {m.max_offset_pct:.3g} % vs {ref.max_offset_pct:.3g} % at x1)"
         )
+
+
+@pytest.mark.skipif(LANE_42, reason="the humanoid's import and modes: run in the main lane only (CI time)")
+def test_physics_skin_keeps_the_volume_of_a_bent_elbow(addon, tmp_path):
+    """Issue 15: a bent elbow on a real character keeps its volume within 3 %.
+
+    CesiumMan (imported at x100) in its rest pose with the left forearm turned 90°, Physics
+    Skin on and every other setting at its default (Poisson ratio 0.4), measured on the
+    add-on's own tet mesh.  The bent limb (tets bound mostly to the upper arm and forearm):
+    LBS -8.5 %, physics skin -2.3 % (bound: 3 %, the issue's).  The joint alone (both
+    weights above 5 %), the hardest part: LBS -19.0 % with 2 inverted tets, physics -3.5 %
+    with none; bound: at most a quarter of LBS's loss and no inverted tet.
+    """
+    import bpy
+
+    m = rc.elbow_volumes(bpy, rc.load(bpy, rc.spec(rc.ELBOW.character)), rc.ELBOW, tmp_path)
+    print(m)
+    assert m["lbs_limb_pct"] < -5.0  # the pose does bend the elbow: LBS visibly collapses it
+    assert abs(m["physics_limb_pct"]) <= 3.0
+    assert abs(m["physics_joint_pct"]) <= 0.25 * abs(m["lbs_joint_pct"])
+    assert m["physics_joint_inverted"] == 0 and m["physics_limb_inverted"] == 0

@@ -1,6 +1,8 @@
 import time
 
 import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
 
 from core.geometry.primitives import bar_tet_mesh
 from core.geometry.tetmesh import TetMesh, signed_volumes
@@ -8,7 +10,7 @@ from core.model.materials import Material
 from core.model.rig import lbs_positions
 from core.physskin.assignment import assign_tets, pin_vertices
 from core.physskin.rotations import blended_rotations, tet_rotations
-from core.physskin.solve import PhysicsSkin
+from core.physskin.solve import PhysicsSkin, cofactor_matrices, hessian, rotated_divergence
 from core.validation.scenes import chain_weights, random_rotation
 
 HEADS = np.array([[0.0, 0.0, 0.0], [2.0, 0.0, 0.0]])
@@ -151,3 +153,59 @@ def test_180_degree_twist_keeps_volume_where_lbs_collapses():
     assert v_lbs.sum() / V0 - 1 <= -0.30
     assert abs(v_phys.sum() / V0 - 1) <= 0.02
     assert (v_phys <= 0).sum() < (v_lbs <= 0).sum()
+
+
+def exact_energy(skin, R, x):
+    """sum_e V_e (mu_e ||F_e - R_e||^2 + lam_e / 2 (det F_e - 1)^2): what volume steps minimise."""
+    F = (skin.K @ x.reshape(-1)).reshape(-1, 3, 3)
+    V = skin.mesh.volumes
+    return float((V * (skin.mu * ((F - R) ** 2).sum(axis=(1, 2)) + skin.lam / 2 * (np.linalg.det(F) - 1) ** 2)).sum())
+
+
+def test_volume_step_equals_the_assembled_gauss_newton_step():
+    """The matrix-free step equals assembling A(cof F) and the exact gradient and solving directly.
+
+    1e-8 of the size (4 m): the iterations are run to 1e-12 of their start, what is left is
+    the conditioning of the two solves (about 1e4) times round-off.
+    """
+    mesh = cylinder()
+    A = bent(np.pi / 2)
+    R = blended_rotations(A, chain_weights(mesh.X, np.array([1.0, 3.0]))[mesh.T].mean(1))
+    skin = rig(mesh, 0.45)
+    x = skin.positions(A, R)
+    F = (skin.K @ x.reshape(-1)).reshape(-1, 3, 3)
+    C = cofactor_matrices(F)
+    np.testing.assert_allclose(np.einsum("tj,tj->t", F[:, 0], C[:, 0]), np.linalg.det(F), atol=1e-12)
+    V, c = mesh.volumes, mesh.volumes * skin.lam
+    grad = skin.K.T @ ((2 * V * skin.mu)[:, None] * (F - R).reshape(-1, 9)).ravel()
+    grad += rotated_divergence(mesh, C).T @ (c * (np.linalg.det(F) - 1.0))
+    H = hessian(skin.K, V, skin.mu, skin.lam, C)
+    d = np.zeros(3 * mesh.n)
+    d[skin.free] = spla.spsolve(sp.csc_matrix(H[skin.free][:, skin.free]), -grad[skin.free])
+    step = skin.volume_step(R, x, tolerance=1e-12)
+    assert np.abs(step - (x + d.reshape(-1, 3))).max() <= 1e-8 * 4.0
+    assert np.array_equal(step[skin.pins], x[skin.pins])  # the pins hold
+
+
+def test_volume_steps_lower_the_exact_energy_and_bring_a_bent_joint_back_toward_its_volume():
+    """A 90° bend with nu = 0.45: the linear solve holds tr(R^T F) = 3, not det F = 1, and the
+    joint (tets whose two weights both exceed 5 %) loses volume; Gauss-Newton steps lower the
+    exact energy step by step (strictly: each is a descent step on it) and shrink that loss.
+    Measured on this 425-vertex mesh: the joint's loss falls from 5.9 % to 3.7 % in one step."""
+    mesh = cylinder()
+    A = bent(np.pi / 2)
+    W = chain_weights(mesh.X, np.array([1.0, 3.0]))
+    Wt = W[mesh.T].mean(1)
+    R = blended_rotations(A, Wt)
+    skin = rig(mesh, 0.45)
+    joint = (Wt > 0.05).all(axis=1)
+    V0 = mesh.volumes[joint].sum()
+    x = skin.positions(A, R)
+    losses, energies = [], []
+    for _ in range(3):
+        losses.append(abs(signed_volumes(x, mesh.T)[joint].sum() / V0 - 1))
+        energies.append(exact_energy(skin, R, x))
+        x = skin.volume_step(R, x)
+    print("joint volume loss by step", np.round(losses, 4), "energy", np.round(energies, 3))
+    assert energies[0] > energies[1] > energies[2]
+    assert losses[1] < losses[0]

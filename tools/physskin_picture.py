@@ -7,8 +7,8 @@ The limb of the benchmark's physics-skinning section (``bench/physskin.py``): a
 with its section mapped onto a disk of radius 0.5, two bones meeting at x = 2,
 hat weights blending over x in [1, 3].  Bone 1 is turned 180° about the axis.
 Left: linear blend skinning (the candy wrapper).  Right: physics skinning with
-blended per-tet rotations, Poisson's ratio 0.45, built by the pipeline's
-``PhysicsRig``.  The boundary surface is drawn with stripes painted by the rest
+blended per-tet rotations, Poisson's ratio 0.45, built and run by the pipeline's
+``PhysicsRig`` (the linear solve and its volume step).  The boundary surface is drawn with stripes painted by the rest
 angle around the axis (so the twist shows), seen by the same orthographic camera on both sides
 (faces drawn farthest first);
 each title gives the total signed volume change and the inverted tets.
@@ -28,7 +28,6 @@ sys.path.insert(0, str(ROOT))
 from bench.physskin import JOINTS, POISSON, build_rig, cylinder_mesh, limb_pose  # noqa: E402
 from core.geometry.tetmesh import boundary_faces, signed_volumes  # noqa: E402
 from core.model.rig import lbs_positions  # noqa: E402
-from core.physskin.rotations import blended_rotations  # noqa: E402
 from core.validation.scenes import chain_weights  # noqa: E402
 
 OUT = ROOT / "docs" / "physics_skin_twist.png"
@@ -77,9 +76,7 @@ def main(argv: list[str]) -> int:
     rig = build_rig(mesh, POISSON)
     poses = {
         "Linear blend skinning": lbs_positions(mesh.X, W, A),
-        f"Physics skin (blended rotations, ν = {POISSON:g})": rig.skin.positions(
-            A, blended_rotations(A, rig.tet_weights)
-        ),
+        f"Physics skin (ν = {POISSON:g}, as the add-on runs it)": rig.positions(A.ravel()),
     }
     faces = boundary_faces(mesh.T)
     V0 = float(mesh.volumes.sum())

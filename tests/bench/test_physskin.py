@@ -18,8 +18,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(os.environ.get("SKINMODES_LANE") == "4.2", reason="the bench runs in the main lane")
-VARIANTS = {"arap", "warm", "cold", "direct"}
-METHODS = {"lbs", "blended", "blended_arap", "per_bone"}
+VARIANTS = {"arap", "warm", "cold", "shipped", "direct"}
+METHODS = {"lbs", "blended", "shipped", "blended_arap", "per_bone"}
 
 
 def numbers(x):
@@ -65,7 +65,7 @@ def test_quick_section_has_every_figure_and_all_are_finite(quick_physskin):
         for q in [*row["ratio_over_direct"].values(), row["ratio_warm_over_cold"]]:
             assert q["rounds"] == row["rounds"]
             assert 0.0 < q["min"] <= q["q1"] <= q["median"] <= q["q3"] <= q["max"]
-        assert set(row["ratio_over_direct"]) == {"arap", "warm", "cold"}
+        assert set(row["ratio_over_direct"]) == {"arap", "warm", "cold", "shipped"}
         # The co-rotational variants iterate (the rest pose of frame 0 takes none); ARAP never does.
         assert set(row["iterations_mean"]) == {"warm", "cold"}
         assert all(v > 0 for v in row["iterations_mean"].values())

@@ -405,7 +405,8 @@ def summary_rows(p: dict) -> list[list[str]]:
         [
             f"physics skin, {row['vertices']:,} vertices, {row['frames']}-frame bend + twist: ARAP / "
             "co-rotational ν = 0.45 with its volume step (shipped) / per-frame refactor (the seed's structure)",
-            f"{f['arap']:.3g} / {f['shipped']:.3g} / {f['direct']:.3g} fps (seed's {seed[0]}: {seed[3]} fps, its machine)",
+            f"{f['arap']:.3g} / {f['shipped']:.3g} / {f['direct']:.3g} fps "
+            f"(seed's {seed[0]}: {seed[3]} fps, its machine)",
             f"co-rotational {speedup:.1f}× the refactor, paired; goal ≥ {GOAL_FPS:g} fps",
         ]
     ]

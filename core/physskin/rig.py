@@ -10,8 +10,8 @@ materials).  With a volume term, the seed's linear solve is followed by
 :data:`VOLUME_STEPS` Gauss-Newton steps on the exact volume (det F) term
 (:meth:`solve.PhysicsSkin.volume_step`): on CesiumMan's arm bent 90° the joint
 then loses 3.5 % instead of 4.4 % and the bent arm 2.4 % instead of 3.1 %
-(``tests/addon/test_real_characters.py``).  Rig parameters are those of ``core.model.rig``: (12 b,), the
-affine bone maps applied to rest positions.
+(``tests/addon/test_real_characters.py``).  Rig parameters are those of
+``core.model.rig``: (12 b,), the affine bone maps applied to rest positions.
 
 What the physics skin changes is returned as a *correction* to linear blend
 skinning, c = x_phys - x_LBS on the tet vertices: zero at rest and under any
@@ -88,6 +88,8 @@ class PhysicsRig:
         x = self.skin.positions(transforms, R, tolerance=self.tolerance)
         if self.skin.prefactored:  # ARAP: no volume term to correct
             return x
+        # The steps are corrections: looser than the linear solve by 1e3 (STEP_TOLERANCE at its
+        # default), and as much tighter as a caller asks the rig to be (the invariance tests).
         for _ in range(self.volume_steps):
             x = self.skin.volume_step(R, x, min(STEP_TOLERANCE, self.tolerance * 1e3))
         return x

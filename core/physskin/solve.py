@@ -54,12 +54,14 @@ interleave per vertex (``3 a + i``) as in ``core.model.fem``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from ..dynamics.polar import cofactors
 from ..geometry.tetmesh import TetMesh
 from ..model.fem import deformation_gradient_operator, scalar_laplacian
 from ..subspace.eigensolve import SPDSolver, factorize_spd
@@ -105,11 +107,6 @@ def rest_gradient(K: sp.csr_matrix, volumes: np.ndarray, mu: np.ndarray, lam: np
     tr = np.einsum("tii->t", R)
     per = (2.0 * volumes * mu)[:, None] * (_VEC_I - r) + (volumes * lam * (tr - 3.0))[:, None] * r
     return K.T @ per.ravel()
-
-
-def cofactor_matrices(F: np.ndarray) -> np.ndarray:
-    """cof F = det(F) F^-T (t, 3, 3) of F (t, 3, 3), by cross products of rows (no inverse: F may be singular)."""
-    return np.stack([np.cross(F[:, 1], F[:, 2]), np.cross(F[:, 2], F[:, 0]), np.cross(F[:, 0], F[:, 1])], axis=1)
 
 
 def rotated_divergence(mesh: TetMesh, R: np.ndarray) -> sp.csr_matrix:
@@ -211,12 +208,7 @@ class PhysicsSkin:
             u[fv] = self._arap(u, rhs)
             self.last_iterations = 0
             return self.mesh.X + u
-        D = rotated_divergence(self.mesh, R)
-        c = self.mesh.volumes * self.lam
-
-        def apply(v: np.ndarray) -> np.ndarray:  # A(R) v for v (n, 3)
-            return self.Ls @ v + (D.T @ (c * (D @ v.reshape(-1)))).reshape(-1, 3)
-
+        apply = self._product(rotated_divergence(self.mesh, R))
         b = (rhs - apply(u))[fv]
         if guess is None:
             # This frame's ARAP answer (one scalar back-substitution): it moves with the
@@ -226,13 +218,30 @@ class PhysicsSkin:
         else:
             x0 = np.asarray(guess, dtype=np.float64)[fv] - self.mesh.X[fv]
 
+        u[fv], self.last_iterations = conjugate_gradients(
+            self._on_free(apply), b, self.precondition.solve, x0, tolerance
+        )
+        return self.mesh.X + u
+
+    def _product(self, D: sp.csr_matrix) -> Callable[[np.ndarray], np.ndarray]:
+        """v (n, 3) -> (Ls (x) I_3 + D^T diag(V lam) D) v: the Hessian with D = D(R), or D(cof F) for a volume step."""
+        c = self.mesh.volumes * self.lam
+
+        def apply(v: np.ndarray) -> np.ndarray:
+            return self.Ls @ v + (D.T @ (c * (D @ v.reshape(-1)))).reshape(-1, 3)
+
+        return apply
+
+    def _on_free(self, apply: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
+        """A product on all vertices (n, 3) restricted to the free ones: (n - p, 3) -> (n - p, 3), pins at zero."""
+        fv = self.free_vertices
+
         def apply_free(v: np.ndarray) -> np.ndarray:
             full = np.zeros((self.mesh.n, 3))
             full[fv] = v
             return apply(full)[fv]
 
-        u[fv], self.last_iterations = conjugate_gradients(apply_free, b, self.precondition.solve, x0, tolerance)
-        return self.mesh.X + u
+        return apply_free
 
     def volume_step(self, R: np.ndarray, x: np.ndarray, tolerance: float = TOLERANCE) -> np.ndarray:
         """One Gauss-Newton step (n, 3 positions) from x (n, 3) on the exact-volume energy, pins held.
@@ -246,25 +255,20 @@ class PhysicsSkin:
         motion of the whole rig) x is returned unchanged, so those stay exact.
         """
         mesh, fv = self.mesh, self.free_vertices
-        F = (self.K @ np.asarray(x, dtype=np.float64).reshape(-1)).reshape(-1, 3, 3)
-        if np.abs(F - R).max() <= RIGID:
+        Fk = self.K @ np.asarray(x, dtype=np.float64).reshape(-1)  # (9 t,), row-major per tet
+        strain = Fk.reshape(-1, 9) - R.reshape(-1, 9)
+        if np.abs(strain).max() <= RIGID:
             self.last_iterations = 0
             return np.array(x, dtype=np.float64)
-        C = cofactor_matrices(F)
-        J = np.einsum("tj,tj->t", F[:, 0], C[:, 0])  # det F, by the first row's cofactors
-        D = rotated_divergence(mesh, C)
-        c = mesh.volumes * self.lam
-        shear = (2.0 * mesh.volumes * self.mu)[:, None] * (F - R).reshape(-1, 9)
-        grad = (self.K.T @ shear.ravel() + D.T @ (c * (J - 1.0))).reshape(-1, 3)
-
-        def apply_free(v: np.ndarray) -> np.ndarray:  # (A v)_f for free displacements v (n - p, 3)
-            full = np.zeros((mesh.n, 3))
-            full[fv] = v
-            return (self.Ls @ full + (D.T @ (c * (D @ full.reshape(-1)))).reshape(-1, 3))[fv]
-
+        F9 = np.ascontiguousarray(Fk.reshape(-1, 9).T)  # (9, t): the layout of polar.cofactors
+        C = cofactors(F9)
+        J = np.einsum("it,it->t", F9[:3], C[:3])  # det F, by the first row's cofactors
+        D = rotated_divergence(mesh, np.ascontiguousarray(C.T).reshape(-1, 3, 3))
+        shear = (2.0 * mesh.volumes * self.mu)[:, None] * strain
+        grad = (self.K.T @ shear.ravel() + D.T @ (mesh.volumes * self.lam * (J - 1.0))).reshape(-1, 3)
         precondition = self.precondition.solve if self.precondition is not None else self.factor.solve
         d, self.last_iterations = conjugate_gradients(
-            apply_free, -grad[fv], precondition, np.zeros((len(fv), 3)), tolerance
+            self._on_free(self._product(D)), -grad[fv], precondition, np.zeros((len(fv), 3)), tolerance
         )
         out = np.array(x, dtype=np.float64)
         out[fv] += d

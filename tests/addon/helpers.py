@@ -3,9 +3,21 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_cli(dev_zip, tmp_path, *args):
+    """tools/skinmodes_cli.py with ``args``, the add-on installed from ``dev_zip`` into a profile under tmp_path."""
+    env = dict(os.environ, BLENDER_USER_RESOURCES=str(tmp_path / "profile"), OPENBLAS_NUM_THREADS="1")
+    cmd = [sys.executable, str(ROOT / "tools" / "skinmodes_cli.py"), "--install", str(dev_zip), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
 
 
 def evaluated(bpy, obj):

@@ -1,14 +1,11 @@
 """The headless command: the documented exit codes and JSON summary, in a separate process."""
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.addon.helpers import run_cli
 
 
 @pytest.fixture
@@ -23,12 +20,6 @@ def shot(addon, tmp_path):
     path = tmp_path / "shot.blend"
     bpy.ops.wm.save_as_mainfile(filepath=str(path))
     return path
-
-
-def run_cli(dev_zip, tmp_path, *args):
-    env = dict(os.environ, BLENDER_USER_RESOURCES=str(tmp_path / "profile"), OPENBLAS_NUM_THREADS="1")
-    cmd = [sys.executable, str(ROOT / "tools" / "skinmodes_cli.py"), "--install", str(dev_zip), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
 
 
 def test_cli_bakes_a_saved_scene_and_prints_json(dev_zip, shot, tmp_path):

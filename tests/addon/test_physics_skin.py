@@ -34,18 +34,20 @@ a second.
 
 import json
 import math
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from core.io.pc2 import read_pc2
-from tests.addon.helpers import actions_fingerprint, evaluated, modifiers_fingerprint, rna_values, settings_fingerprint
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.addon.helpers import (
+    actions_fingerprint,
+    evaluated,
+    modifiers_fingerprint,
+    rna_values,
+    run_cli,
+    settings_fingerprint,
+)
 
 # One pose per frame: (armature location, armature rotation, {bone: rotation in degrees}).
 POSES = {
@@ -275,12 +277,6 @@ def test_api_sets_the_physics_settings_and_refuses_bad_ones_changing_nothing(add
     with pytest.raises(api.SkinmodesError, match=r"^secondary_motion must be true or false, got 'no'$"):
         api.configure(obj, physics_skin=True, secondary_motion="no")
     assert settings_fingerprint(obj) == before
-
-
-def run_cli(dev_zip, tmp_path, *args):
-    env = dict(os.environ, BLENDER_USER_RESOURCES=str(tmp_path / "profile"), OPENBLAS_NUM_THREADS="1")
-    cmd = [sys.executable, str(ROOT / "tools" / "skinmodes_cli.py"), "--install", str(dev_zip), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
 
 
 def test_cli_physics_flags_bake_what_the_api_bakes(addon, dev_zip, creature, tmp_path):

@@ -437,8 +437,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "pin_depth",
         "Pin Depth",
-        "Share of the flesh around each bone, from the bone outwards, that follows the bone rigidly; "
-        "the rest is solved",
+        "Share of the flesh around each bone, from the bone outwards, that follows the bone rigidly "
+        "(vertices weighted to one bone alone always do); the rest is solved",
         0.3,
         "physics",
         "solver",

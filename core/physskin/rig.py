@@ -4,7 +4,8 @@ The character's own skinning weights choose everything the seed leaves to the
 user: each tet's rotation is the bones' rotations blended with the tet's
 weights (:func:`rotations.blended_rotations`; the seed's one-bone clusters
 crack at 180° twists, see ``tests/core/physskin/test_solve.py``), pins are the
-inner flesh around each bone (:func:`assignment.choose_pins`) and the material
+inner flesh around each bone and every vertex bound to one bone alone
+(:func:`assignment.choose_pins`) and the material
 is the jiggle's (Lamé fields per tet, so painted stiffness makes mixed
 materials).  With a volume term, the seed's linear solve is followed by
 :data:`VOLUME_STEPS` Gauss-Newton steps on the exact volume (det F) term

@@ -49,11 +49,18 @@ def _two_pieces():
     return np.vstack([X, X2]), np.vstack([T, T + len(X)])
 
 
+def _soft_halves(X):
+    """Weights (n, 2): 0.98 / 0.02 on each half of the bar, so no vertex is bound to one bone
+    alone (RIGID_WEIGHT) and only the depth rule pins."""
+    left = X[:, 0] < 2.0
+    return np.stack([np.where(left, 0.98, 0.02), np.where(left, 0.02, 0.98)], axis=1)
+
+
 def test_pins_are_the_inner_flesh_of_each_bone_at_any_scale():
     """Exact set equality: the rule compares distances with distances, so scaling the character
     by 100 (an import at centimetres) or 0.01 pins the same vertices."""
     X, T = bar_scene(4.0, 1.0, 4, bones=2).mesh.X, bar_scene(4.0, 1.0, 4, bones=2).mesh.T
-    W = np.stack([X[:, 0] < 2.0, X[:, 0] >= 2.0], axis=1).astype(float)
+    W = _soft_halves(X)
     pins, bones = choose_pins(X, T, W, HEADS, TAILS, 0.3)
     assert 0 < len(pins) < len(X) // 2
     assert (bones == np.argmax(W[pins], axis=1)).all()  # each pin follows its heaviest bone
@@ -89,9 +96,8 @@ def test_every_piece_and_every_bone_gets_a_pin():
     X, T = _two_pieces()
     n = len(X) // 2
     W = np.zeros((len(X), 3))
-    W[:n, 0] = X[:n, 0] < 2.0
-    W[:n, 1] = X[:n, 0] >= 2.0
-    W[n:, 2] = 1.0  # the upper bar belongs to a third bone
+    W[:n, :2] = _soft_halves(X[:n])
+    W[n:, 2], W[n:, 0] = 0.9, 0.1  # the upper bar belongs mostly to a third bone
     heads = np.vstack([HEADS, [[0.0, -5.0, 0.0]]])  # far outside the upper bar
     tails = np.vstack([TAILS, [[4.0, -5.0, 0.0]]])
     pins, bones = choose_pins(X, T, W, heads, tails, 0.3)
@@ -112,3 +118,21 @@ def test_vertices_of_a_bone_without_segment_are_all_pinned():
     pins, bones = choose_pins(X, T, W, heads, tails, 0.3)
     assert np.array_equal(pins[pins >= n], np.arange(n, 2 * n))
     assert (bones[pins >= n] == 2).all()
+
+
+def test_vertices_bound_to_one_bone_alone_are_pinned_wherever_they_lie():
+    """Two blocks rigidly bound to their bones (weight 1), skin included, glued by a blended
+    band: every rigidly bound vertex is pinned to its bone and the band is left to the solve,
+    so glue between parts that nearly touch cannot drag a rigid part.  Exact set equality."""
+    from core.physskin.assignment import RIGID_WEIGHT
+    from core.validation.scenes import chain_weights
+
+    X, T = bar_scene(4.0, 1.0, 4, bones=2).mesh.X, bar_scene(4.0, 1.0, 4, bones=2).mesh.T
+    W = chain_weights(X, np.array([1.5, 2.5]))
+    pins, bones = choose_pins(X, T, W, HEADS, TAILS, 0.3)
+    rigid = np.flatnonzero(W.max(axis=1) >= RIGID_WEIGHT)
+    assert np.isin(rigid, pins).all() and (bones[np.isin(pins, rigid)] == np.argmax(W[rigid], axis=1)).all()
+    skin = rigid[surface_depth(X, T)[rigid] == 0.0]
+    assert len(skin) > 0 and np.isin(skin, pins).all()  # the skin of a rigid part too
+    band = np.flatnonzero((W.min(axis=1) > 0.1))
+    assert len(band) > 0 and not np.isin(band, pins).any()

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from . import accuracy, characters, in_blender, meshing, physskin, scaling, side_by_side, table1
-from .common import BENCH, Context, jsonable, machine_info, write_json
+from .common import BENCH, Context, cpu_name, jsonable, machine_info, write_json
 from .peers.pinning import pin_threads
 from .report import update_readme, write_report
 
@@ -88,8 +88,11 @@ def main(argv: list[str]) -> int:
         "section_seconds": {},
         "errors": {},
     }
-    for key in ("sections", "section_seconds", "section_dates"):
+    for key in ("sections", "section_seconds", "section_dates", "section_machines"):
         results.setdefault(key, {}).update(previous.get(key, {}))
+    for name in results["sections"]:
+        # Runs before machines were recorded per section: say so rather than claim this machine.
+        results["section_machines"].setdefault(name, "not recorded")
     if previous:
         # The full run's command stays; re-runs of some sections are listed (the report dates each section).
         results["command"] = previous["command"]
@@ -98,6 +101,7 @@ def main(argv: list[str]) -> int:
         if only and name not in only:
             continue
         results["section_dates"][name] = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+        results["section_machines"][name] = cpu_name(results["machine"])
         print(f"[bench] {name}", flush=True)
         t0 = time.perf_counter()
         try:

@@ -85,6 +85,22 @@ class Context:
         return p
 
 
+def cpu_name(machine: dict[str, Any]) -> str:
+    """The processor a :func:`machine_info` record names."""
+    return str(machine.get("cpu", machine.get("processor")))
+
+
+def machines_note(res: dict[str, Any]) -> str:
+    """Where the sections ran: one processor, or each processor with its sections (re-runs of some
+    sections may land on another machine; figures compare only within a section)."""
+    by_cpu: dict[str, list[str]] = {}
+    for section, cpu in res.get("section_machines", {}).items():
+        by_cpu.setdefault(cpu, []).append(section)
+    if len(by_cpu) <= 1:
+        return cpu_name(res["machine"])
+    return "several machines: " + "; ".join(f"{cpu} ({', '.join(s)})" for cpu, s in by_cpu.items())
+
+
 def machine_info() -> dict[str, Any]:
     import scipy
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .common import machines_note
+
 TARGETS = {
     "step_vs_fastcody": 0.5,  # our step at most half fast-cody's (issue 14)
     "preparation_vs_fastcody": 0.25,  # issue 14: raw arrays to a ready simulator, at ~20k vertices
@@ -460,7 +462,7 @@ def write_report(path: Path, res: dict) -> None:
         + (" (**quick mode: tiny sizes, figures are not meaningful**)" if res.get("quick") else "")
         + ".",
         "",
-        f"Machine: {m.get('cpu', m.get('processor'))}, {m.get('cores')} cores, {m.get('memory_gb', '?')} GB; "
+        f"Machine: {machines_note(res)}, {m.get('cores')} cores, {m.get('memory_gb', '?')} GB; "
         f"Python {m['python']}, numpy {m['numpy']}, scipy {m['scipy']}; BLAS threads {m['blas_threads']}. "
         "Times are wall-clock medians with (min–max) over the repeats; ratios compare figures measured "
         "side by side in this one run.",
@@ -770,7 +772,7 @@ def update_readme(readme: Path, res: dict) -> None:
     block = [
         README_BEGIN,
         "",
-        f"Measured {res['date']} on {m.get('cpu', m.get('processor'))} ({m.get('cores')} cores, "
+        f"Measured {res['date']} on {machines_note(res)} ({m.get('cores')} cores, "
         f"1 BLAS thread) by `{res['command']}`"
         + (f" (sections re-run since with: {'; '.join(f'`{r}`' for r in res['reruns'])})" if res.get("reruns") else "")
         + ":",

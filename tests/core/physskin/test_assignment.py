@@ -134,5 +134,5 @@ def test_vertices_bound_to_one_bone_alone_are_pinned_wherever_they_lie():
     assert np.isin(rigid, pins).all() and (bones[np.isin(pins, rigid)] == np.argmax(W[rigid], axis=1)).all()
     skin = rigid[surface_depth(X, T)[rigid] == 0.0]
     assert len(skin) > 0 and np.isin(skin, pins).all()  # the skin of a rigid part too
-    band = np.flatnonzero((W.min(axis=1) > 0.1))
+    band = np.flatnonzero(W.min(axis=1) > 0.1)
     assert len(band) > 0 and not np.isin(band, pins).any()

@@ -60,6 +60,7 @@ shape, O(n m + t).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -627,6 +628,30 @@ class Simulator:
         if self._basis is None:
             self._basis = self.model.basis()
         return self._basis
+
+    def rebound(self, model: ReducedModel, gravity_row: np.ndarray | None = None) -> Simulator:
+        """This solver on another subspace of the same mesh, rig and clusters (a pose-space blend).
+
+        Only what depends on the basis is replaced: the products, the factorised
+        system (O(m^3 + m^2 r)) and the gravity force, from ``gravity_row`` = Y^T m
+        (4m,) when given (else one pass over the mesh).  The character size, the
+        total mass and the rig's own terms are the mesh's and stay.  States carry
+        over as reduced coordinates (the seed's §5.2: no re-projection).
+        """
+        new = copy.copy(self)
+        new.model = model
+        new._A_L = 0.5 * (model.A_L + model.A_L.T)
+        new._A_M = 0.5 * (model.A_M + model.A_M.T)
+        new._C = np.ascontiguousarray(model.C_W[rows.cluster_order(model.r)])
+        new._systems = {}
+        new._sys = new.system(self._sys.kappa, self._sys.damping)
+        g = np.asarray(self.settings.gravity, dtype=np.float64)
+        if g.any():
+            row = model.basis().T @ model.masses if gravity_row is None else np.asarray(gravity_row, dtype=np.float64)
+            new._gravity = np.outer(g, row)
+        new._basis = None
+        new._positions_ops = None
+        return new
 
     def with_settings(self, **changes: object) -> Simulator:
         return Simulator(self.model, replace(self.settings, **changes))  # type: ignore[arg-type]

@@ -38,3 +38,38 @@ class Bent:
 @pytest.fixture(scope="package")
 def bent():
     return Bent()
+
+
+class Swing:
+    """A 3-bone bar bending ±1 rad per joint, with pose-space modes at both extremes (and rest).
+
+    ``rotation``: rotate the rest mesh and every pose by this matrix, on the same subspaces.
+    """
+
+    H = 1.0 / 48.0
+    AMPLITUDE = 2.0
+
+    def __init__(self, poisson):
+        from core.posespace.model import build_pose_space
+        from core.subspace.reduced import build_reduced_model
+
+        self.scene = bar_scene(cells_per_unit=3, bones=3)
+        self.material = Material.uniform(self.scene.mesh.t, 5e4, poisson, 1000.0)
+        self.rest = build_reduced_model(self.scene.mesh, self.material, self.scene.rig, m=8, r=40)
+        self.training = np.array([self.pose(0.25), self.pose(0.75)])
+        self.model = build_pose_space(self.rest, self.material, self.training)
+
+    def pose(self, t, rotate=None, **kw):
+        """Rig parameters at time t (s) of the swing (1 Hz), optionally for the rotated problem."""
+        A = self.scene.transforms(t, amplitude=kw.pop("amplitude", self.AMPLITUDE), frequency=1.0, **kw)
+        if rotate is not None:
+            R4 = np.eye(4)
+            R4[:3, :3] = rotate
+            A4 = np.concatenate([A, np.tile([[[0, 0, 0, 1.0]]], (len(A), 1, 1))], axis=1)
+            A = (R4 @ A4 @ R4.T)[:, :3, :]  # x' = R x for rest X' = R X
+        return rig_parameters(A)
+
+
+@pytest.fixture(scope="package", params=[0.0, 0.35], ids=["arap", "corotational"])
+def swing(request):
+    return Swing(request.param)

@@ -1,0 +1,166 @@
+"""A pose-space reduced model: per-pose skinning bases, aligned, with every product the solver needs
+precomputed per pose or per pose pair, and blended at any rig pose (Xu & Barbič, §5).
+
+Pose 0 is the rest pose (identity bone maps) with the rest model's own modes;
+it is the root of the alignment tree, so the rest model's basis is never turned
+and a model blended at rest is the rest model (to round-off).  Clusters,
+material, masses, leak field and the rig's own products (C_R) are the rest
+model's: only the subspace changes with the pose.  The solver's products split
+by how they depend on the basis Y(W) = W ⊙ [Xn | 1] (4m = q columns):
+
+    per pose pair (k, k, q, q):  A_L = Y_i^T Ls Y_j,  A_M = Y_i^T M Y_j
+    per pose      (k, ., q):     C_W = Gc D Y_i,  A_LR = Y_i^T Ls Y_rig,  A_MR = Y_i^T M Y_rig,
+                                 g = Y_i^T m (gravity)
+
+so blending at a pose costs O(k^2 q^2 + k q (3r + 8b)) and no pass over the mesh;
+the blended weights W(p) (n, m), needed only to output displacements, cost O(k n m).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from ..errors import SubspaceError
+from ..geometry.tetmesh import TetMesh
+from ..model.fem import scalar_laplacian
+from ..model.materials import Material
+from ..model.rig import LBSRig, lbs_basis, rig_parameters
+from ..subspace.reduced import ReducedModel, cluster_gradient_operator
+from . import rbf
+from .align import Alignment, align_bases
+from .blend import blend_basis, blend_pairs, blend_singles, column_scale, gram, normalisation, pair_products
+from .modes import posed_skinning_modes
+
+
+@dataclass
+class PoseSpaceModel:
+    """The rest model and k training poses (pose 0: rest).
+
+    poses (k, 12 b) rig parameters; features (k, 9 b) and coefficients (k + 1, k): the RBF;
+    alignment: the aligned weights (k, n, m) and their rotations; gram (k, k, m, m);
+    A_L, A_M (k, k, q, q); C_W (k, 3r, q); A_LR, A_MR (k, q, 4b); gravity (k, q).
+    """
+
+    rest: ReducedModel
+    poses: np.ndarray
+    features: np.ndarray
+    coefficients: np.ndarray
+    alignment: Alignment
+    gram: np.ndarray = field(repr=False)
+    A_L: np.ndarray = field(repr=False)
+    A_M: np.ndarray = field(repr=False)
+    C_W: np.ndarray = field(repr=False)
+    A_LR: np.ndarray = field(repr=False)
+    A_MR: np.ndarray = field(repr=False)
+    gravity: np.ndarray = field(repr=False)
+
+    @property
+    def k(self) -> int:
+        return len(self.poses)
+
+    def pose_weights(self, p: np.ndarray) -> np.ndarray:
+        """RBF weights (k,) of the training poses at rig parameters p (12 b,)."""
+        return rbf.weights(self.coefficients, self.features, rbf.pose_features(p))
+
+    def blend(self, w: np.ndarray) -> tuple[ReducedModel, np.ndarray]:
+        """The reduced model blended with pose weights w (k,), and its gravity row Y^T m (q,)."""
+        w = np.asarray(w, dtype=np.float64)
+        ups = normalisation(self.gram, w)
+        s = column_scale(ups, 4)
+        model = replace(
+            self.rest,
+            weights=blend_basis(self.alignment.bases, w, ups),
+            A_L=blend_pairs(self.A_L, w, s, s),
+            A_M=blend_pairs(self.A_M, w, s, s),
+            C_W=blend_singles(self.C_W, w, s),
+            A_LR=blend_singles(self.A_LR.transpose(0, 2, 1), w, s).T,
+            A_MR=blend_singles(self.A_MR.transpose(0, 2, 1), w, s).T,
+            timings={},
+        )
+        return model, (w @ self.gravity) * s
+
+    def at(self, p: np.ndarray) -> tuple[ReducedModel, np.ndarray]:
+        """:meth:`blend` at rig parameters p (12 b,)."""
+        return self.blend(self.pose_weights(p))
+
+
+def rest_pose(bones: int) -> np.ndarray:
+    """Rig parameters (12 b,) of the rest pose: every bone map the identity."""
+    return rig_parameters(np.tile(np.eye(4)[:3], (bones, 1, 1)))
+
+
+def assemble_pose_space(
+    rest: ReducedModel, material: Material, poses: np.ndarray, weights: np.ndarray
+) -> PoseSpaceModel:
+    """A pose-space model from given per-pose weights (k, n, m) at poses (k, 12 b), pose 0 the rest.
+
+    Used by :func:`build_pose_space`, and to put a rotated copy of a problem on exactly the same
+    subspaces (the equivariance tests).  material: the rest model's (its mu sets the Laplacian).
+    """
+    if rest.rig_weights is None:
+        raise SubspaceError("pose-space modes need an LBS rig: its bones define the poses")
+    poses = np.asarray(poses, dtype=np.float64)
+    W = np.asarray(weights, dtype=np.float64)
+    if W.shape[0] != len(poses) or W.shape[1:] != rest.weights.shape:
+        raise SubspaceError(f"expected one ({rest.n}, {rest.m}) basis per pose, got {W.shape}")
+    features = np.array([rbf.pose_features(p) for p in poses])  # loop over poses, a handful
+    coefficients = rbf.train(features)
+    alignment = align_bases(W, rest.masses, features, root=0)
+    mesh = TetMesh.from_arrays(rest.X, rest.T)
+    Xn = (rest.X - rest.centre) / rest.scale
+    Ys = np.stack([lbs_basis(Wi, Xn) for Wi in alignment.bases])  # (k, n, q)
+    Ls = scalar_laplacian(mesh, material.mu)
+    CD = cluster_gradient_operator(mesh, rest.labels, material.mu * mesh.volumes)
+    YR = lbs_basis(rest.rig_weights, rest.X)
+    LYR, MYR = Ls @ YR, rest.masses[:, None] * YR
+    return PoseSpaceModel(
+        rest=rest,
+        poses=poses,
+        features=features,
+        coefficients=coefficients,
+        alignment=alignment,
+        gram=gram(alignment.bases, rest.masses),
+        A_L=pair_products(Ys, Ls, Ys),
+        A_M=pair_products(Ys, rest.masses, Ys),
+        C_W=np.stack([np.asarray(CD @ Y) for Y in Ys]),
+        A_LR=np.einsum("inq,nb->iqb", Ys, LYR),
+        A_MR=np.einsum("inq,nb->iqb", Ys, MYR),
+        gravity=np.einsum("inq,n->iq", Ys, rest.masses),
+    )
+
+
+def build_pose_space(
+    rest: ReducedModel,
+    material: Material,
+    poses: np.ndarray,
+    backend: str = "superlu",
+    progress: Callable[[int, int], None] | None = None,
+) -> PoseSpaceModel:
+    """Skinning eigenmodes at each of the training poses (k', 12 b) and the blended model.
+
+    The rest pose is added as pose 0 (with the rest model's modes) unless poses[0] is the rest.
+    progress(done, total) is called after each pose's modes (a caller may raise there to cancel).
+    Raises :class:`core.errors.MeshError` for a pose that inverts tets.
+    """
+    if rest.rig_weights is None:
+        raise SubspaceError("pose-space modes need an LBS rig: its bones define the poses")
+    b = rest.rig_weights.shape[1]
+    zero = rest_pose(b)
+    poses = np.atleast_2d(np.asarray(poses, dtype=np.float64))
+    if poses.shape[1] != 12 * b:
+        raise SubspaceError(f"each pose needs {12 * b} rig parameters, got {poses.shape[1]}")
+    if not np.allclose(poses[0], zero, rtol=0.0, atol=1e-12):
+        poses = np.vstack([zero, poses])
+    mesh = TetMesh.from_arrays(rest.X, rest.T)
+    rig = LBSRig(rest.rig_weights)
+    bases = [rest.weights]
+    for i, p in enumerate(poses[1:], start=1):  # loop over poses, a handful
+        posed = rig.positions(rest.X, p).reshape(-1, 3)
+        modes = posed_skinning_modes(mesh, posed, material, rest.masses, rig, rest.leak, rest.m, backend)
+        bases.append(modes.weights)
+        if progress is not None:
+            progress(i, len(poses) - 1)
+    return assemble_pose_space(rest, material, poses, np.stack(bases))

@@ -1,0 +1,109 @@
+"""The reduced solver in a pose-space subspace (Xu & Barbič, §5.2, on Benchekroun et al.'s solver).
+
+Each step blends the model at the step's target pose (:meth:`PoseSpaceModel.at`)
+and runs the ordinary :class:`Simulator` on it (:meth:`Simulator.rebound`: the
+products swapped, the small system refactored).  The secondary motion's reduced
+coordinates z carry over from step to step unchanged, as in the seed: the
+displacement u = Y(p) z is measured in the current pose's subspace, which morphs
+with the pose like the rig's own shape does.
+
+The rig's inertia is re-projected onto the current subspace every step: the
+state keeps the rig parameters of the last two steps, and q, q_prev (Y^T M x_rig)
+are recomputed from them with the blended products, so the inertial force is
+B(p)^T M (x_rig,new - 2 x_rig,now + x_rig,before) exactly, whatever the basis
+was when those poses were stepped.  Every blended basis satisfies the common
+complementarity constraint, so u stays complementary at every step; the pose
+weights ignore rigid motions of the whole rig, so rotation equivariance and
+Galilean invariance carry over from the solver.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ..dynamics.simulator import SimState, SimulationSettings, Simulator, StepReport
+from ..subspace.reduced import ReducedModel, rig_matrix
+from .model import PoseSpaceModel
+
+
+@dataclass
+class PoseSpaceState:
+    """The solver's state and the rig parameters (12 b,) of its last two steps."""
+
+    sim: SimState
+    p: np.ndarray
+    p_prev: np.ndarray
+
+    def copy(self) -> PoseSpaceState:
+        return PoseSpaceState(self.sim.copy(), self.p.copy(), self.p_prev.copy())
+
+
+class PoseSpaceSimulator:
+    """Steps a :class:`PoseSpaceModel` forward in time, driven by LBS rig parameters."""
+
+    def __init__(self, model: PoseSpaceModel, settings: SimulationSettings | None = None) -> None:
+        self.model = model
+        rest, _ = model.blend(np.eye(model.k)[0])
+        self._base = Simulator(rest, settings)
+        self._current = self._base
+        self._current_pose: np.ndarray | None = None  # the pose _current was blended at
+        self._weights = np.eye(model.k)[0]
+
+    @property
+    def settings(self) -> SimulationSettings:
+        return self._base.settings
+
+    @property
+    def size(self) -> float:
+        return self._base.size
+
+    @property
+    def weights(self) -> np.ndarray:
+        """The training poses' weights (k,) at the last step's pose."""
+        return self._weights
+
+    def simulator_at(self, p: np.ndarray) -> Simulator:
+        """The solver on the subspace blended at rig parameters p (12 b,)."""
+        w = self.model.pose_weights(p)
+        blended, gravity = self.model.blend(w)
+        return self._base.rebound(blended, gravity)
+
+    def initial_state(self, p: np.ndarray, p_prev: np.ndarray | None = None) -> PoseSpaceState:
+        """At rest relative to the rig at p; p_prev (one step back) sets the rig's initial velocity."""
+        p = np.asarray(p, dtype=np.float64)
+        before = p if p_prev is None else np.asarray(p_prev, dtype=np.float64)
+        sim = self.simulator_at(p)
+        return PoseSpaceState(sim.initial_state(p, p_prev=before), p.copy(), before.copy())
+
+    def step(
+        self,
+        state: PoseSpaceState,
+        p: np.ndarray,
+        frame: float | None = None,
+        record: list[float] | None = None,
+        stiffness_scale: float | None = None,
+        damping: float | None = None,
+    ) -> tuple[PoseSpaceState, StepReport]:
+        """Advance one time step to rig parameters p (12 b,); see :meth:`Simulator.step`."""
+        p = np.asarray(p, dtype=np.float64)
+        self._weights = self.model.pose_weights(p) if np.isfinite(p).all() else self._weights
+        blended, gravity = self.model.blend(self._weights)
+        sim = self._current = self._base.rebound(blended, gravity)
+        self._current_pose = p.copy()
+        A_MR = blended.A_MR
+        assert A_MR is not None  # a pose-space model always has its LBS rig
+        moved = replace(state.sim, q=A_MR @ rig_matrix(state.p), q_prev=A_MR @ rig_matrix(state.p_prev))
+        new, report = sim.step(moved, p=p, frame=frame, record=record, stiffness_scale=stiffness_scale, damping=damping)
+        return PoseSpaceState(new, p.copy(), state.p.copy()), report
+
+    def displacement(self, state: PoseSpaceState) -> np.ndarray:
+        """Secondary displacement u (n, 3) of the tet vertices, in the subspace of the state's pose."""
+        if self._current_pose is None or not np.array_equal(self._current_pose, state.p):
+            return self.simulator_at(state.p).displacement(state.sim)
+        return self._current.displacement(state.sim)
+
+    def blended(self, p: np.ndarray) -> ReducedModel:
+        """The reduced model blended at rig parameters p (12 b,)."""
+        return self.model.at(p)[0]

@@ -1,0 +1,74 @@
+"""The pose-space reduced model (core/posespace/model.py)."""
+
+import numpy as np
+import pytest
+
+from core.errors import MeshError
+from core.model.rig import LBSRig
+from core.posespace.model import build_pose_space, rest_pose
+from core.subspace.reduced import assemble_model
+
+PRODUCTS = ("A_L", "A_M", "C_W", "A_LR", "A_MR")
+
+
+def assert_products_equal(a, b, rtol):
+    for name in PRODUCTS:
+        x, y = getattr(a, name), getattr(b, name)
+        np.testing.assert_allclose(x, y, atol=rtol * np.abs(y).max(), err_msg=name)
+
+
+def test_the_rest_pose_is_added_as_pose_zero(swing):
+    m = swing.model
+    assert m.k == 3 and np.array_equal(m.poses[0], rest_pose(3))
+    np.testing.assert_array_equal(m.alignment.bases[0], swing.rest.weights)  # the root is never turned
+
+
+def test_at_each_training_pose_the_blend_is_that_poses_own_model(swing):
+    """Pose weights e_i at training pose i (1e-10: the RBF solve), and the blended products equal
+    the products assembled directly from pose i's aligned basis (1e-10 relative: Υ = 1 up to
+    round-off for an M-orthonormal basis, and the same sums in another order)."""
+    m = swing.model
+    for i, p in enumerate(m.poses):
+        np.testing.assert_allclose(m.pose_weights(p), np.eye(m.k)[i], atol=1e-10)
+        blended, gravity = m.at(p)
+        own = assemble_model(
+            swing.scene.mesh,
+            swing.material,
+            swing.rest.masses,
+            swing.rest.leak,
+            LBSRig(swing.scene.rig.weights),
+            m.alignment.bases[i],
+            swing.rest.eigenvalues,
+            swing.rest.labels,
+        )
+        assert_products_equal(blended, own, 1e-10)
+        np.testing.assert_allclose(blended.weights, m.alignment.bases[i], atol=1e-10)
+        Y = own.basis()
+        np.testing.assert_allclose(gravity, Y.T @ own.masses, rtol=1e-10, atol=1e-10 * np.abs(Y.T @ own.masses).max())
+
+
+def test_blended_at_rest_is_the_rest_model(swing):
+    """1e-12 relative: Υ differs from 1 by the rest modes' orthonormality round-off only."""
+    blended, _ = swing.model.at(rest_pose(3))
+    assert_products_equal(blended, swing.rest, 1e-12)
+
+
+def test_progress_reports_each_pose_and_can_cancel(swing):
+    seen = []
+    build_pose_space(swing.rest, swing.material, swing.training[:1], progress=lambda i, k: seen.append((i, k)))
+    assert seen == [(1, 1)]
+
+    class Cancelled(Exception):
+        pass
+
+    def cancel(i, k):
+        raise Cancelled
+
+    with pytest.raises(Cancelled):
+        build_pose_space(swing.rest, swing.material, swing.training, progress=cancel)
+
+
+def test_a_pose_that_folds_the_mesh_is_refused_with_its_reason(swing):
+    p = swing.pose(0.25, amplitude=2 * 0.95 * np.pi)  # 171° per joint: LBS folds the joints through themselves
+    with pytest.raises(MeshError, match="inverted"):
+        build_pose_space(swing.rest, swing.material, p[None])

@@ -65,14 +65,19 @@ class PoseSpaceModel:
         """RBF weights (k,) of the training poses at rig parameters p (12 b,)."""
         return rbf.weights(self.coefficients, self.features, rbf.pose_features(p))
 
-    def blend(self, w: np.ndarray) -> tuple[ReducedModel, np.ndarray]:
-        """The reduced model blended with pose weights w (k,), and its gravity row Y^T m (q,)."""
+    def blend(self, w: np.ndarray, weights: bool = True) -> tuple[ReducedModel, np.ndarray]:
+        """The reduced model blended with pose weights w (k,), and its gravity row Y^T m (q,).
+
+        weights=False skips the one pass over the mesh, the blended weights (n, m): the model
+        then carries the rest model's weights, right in shape only, so it may step the solver
+        but never output a displacement (:class:`PoseSpaceSimulator` blends those itself).
+        """
         w = np.asarray(w, dtype=np.float64)
         ups = normalisation(self.gram, w)
         s = column_scale(ups, 4)
         model = replace(
             self.rest,
-            weights=blend_basis(self.alignment.bases, w, ups),
+            weights=blend_basis(self.alignment.bases, w, ups) if weights else self.rest.weights,
             A_L=blend_pairs(self.A_L, w, s, s),
             A_M=blend_pairs(self.A_M, w, s, s),
             C_W=blend_singles(self.C_W, w, s),

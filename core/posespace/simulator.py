@@ -24,7 +24,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..dynamics.simulator import SimState, SimulationSettings, Simulator, StepReport
+from ..model.rig import lbs_basis
 from ..subspace.reduced import ReducedModel, rig_matrix
+from .blend import blend_basis, normalisation
 from .model import PoseSpaceModel
 
 
@@ -47,8 +49,6 @@ class PoseSpaceSimulator:
         self.model = model
         rest, _ = model.blend(np.eye(model.k)[0])
         self._base = Simulator(rest, settings)
-        self._current = self._base
-        self._current_pose: np.ndarray | None = None  # the pose _current was blended at
         self._weights = np.eye(model.k)[0]
 
     @property
@@ -89,9 +89,8 @@ class PoseSpaceSimulator:
         """Advance one time step to rig parameters p (12 b,); see :meth:`Simulator.step`."""
         p = np.asarray(p, dtype=np.float64)
         self._weights = self.model.pose_weights(p) if np.isfinite(p).all() else self._weights
-        blended, gravity = self.model.blend(self._weights)
-        sim = self._current = self._base.rebound(blended, gravity)
-        self._current_pose = p.copy()
+        blended, gravity = self.model.blend(self._weights, weights=False)  # no pass over the mesh
+        sim = self._base.rebound(blended, gravity)
         A_MR = blended.A_MR
         assert A_MR is not None  # a pose-space model always has its LBS rig
         moved = replace(state.sim, q=A_MR @ rig_matrix(state.p), q_prev=A_MR @ rig_matrix(state.p_prev))
@@ -99,10 +98,12 @@ class PoseSpaceSimulator:
         return PoseSpaceState(new, p.copy(), state.p.copy()), report
 
     def displacement(self, state: PoseSpaceState) -> np.ndarray:
-        """Secondary displacement u (n, 3) of the tet vertices, in the subspace of the state's pose."""
-        if self._current_pose is None or not np.array_equal(self._current_pose, state.p):
-            return self.simulator_at(state.p).displacement(state.sim)
-        return self._current.displacement(state.sim)
+        """Secondary displacement u (n, 3) of the tet vertices, in the subspace of the state's pose
+        (one pass over the mesh: the blended weights, then Y z)."""
+        m = self.model
+        w = m.pose_weights(state.p)
+        W = blend_basis(m.alignment.bases, w, normalisation(m.gram, w))
+        return lbs_basis(W, (m.rest.X - m.rest.centre) / m.rest.scale) @ state.sim.z
 
     def blended(self, p: np.ndarray) -> ReducedModel:
         """The reduced model blended at rig parameters p (12 b,)."""

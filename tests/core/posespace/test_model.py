@@ -72,3 +72,14 @@ def test_a_pose_that_folds_the_mesh_is_refused_with_its_reason(swing):
     p = swing.pose(0.25, amplitude=2 * 0.95 * np.pi)  # 171° per joint: LBS folds the joints through themselves
     with pytest.raises(MeshError, match="inverted"):
         build_pose_space(swing.rest, swing.material, p[None])
+
+
+def test_blending_without_the_weights_gives_the_same_products(swing):
+    """The solver's per-step blend skips the mesh pass; its products are the same arrays (exact)."""
+    w = swing.model.pose_weights(swing.pose(0.1))
+    full, g_full = swing.model.blend(w)
+    lean, g_lean = swing.model.blend(w, weights=False)
+    for name in PRODUCTS:
+        np.testing.assert_array_equal(getattr(lean, name), getattr(full, name))
+    np.testing.assert_array_equal(g_lean, g_full)
+    assert lean.weights is swing.rest.weights

@@ -150,6 +150,10 @@ def summary_rows(res: dict) -> list[list[str]]:
         from .physskin import summary_rows as physskin_rows
 
         rows += physskin_rows(s["physskin"])
+    if "posespace" in s:
+        from .posespace import summary_rows as posespace_rows
+
+        rows += posespace_rows(s["posespace"])
     b = s.get("blender")
     if b:
         mpf = b["ms_per_frame"]
@@ -305,6 +309,10 @@ def behind(res: dict) -> list[str]:
         from .physskin import behind as physskin_behind
 
         out += physskin_behind(s["physskin"])
+    if "posespace" in s:
+        from .posespace import behind as posespace_behind
+
+        out += posespace_behind(s["posespace"])
     for name, err in res.get("errors", {}).items():
         out.append(f"Section `{name}` failed: {err}")
     return out
@@ -649,6 +657,10 @@ def write_report(path: Path, res: dict) -> None:
         from .physskin import report_lines as physskin_report
 
         L += physskin_report(s["physskin"])
+    if "posespace" in s:
+        from .posespace import report_lines as posespace_report
+
+        L += posespace_report(s["posespace"])
     if res.get("plots"):
         L += ["## Plots", ""] + [f"- [{Path(p).stem}]({p})" for p in res["plots"]] + [""]
     if res.get("errors"):

@@ -20,6 +20,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from ..dynamics.polar import rotation_svd
+from ..errors import SubspaceError
 
 
 def pose_features(p: np.ndarray) -> np.ndarray:
@@ -48,10 +49,10 @@ def train(features: np.ndarray) -> np.ndarray:
     F = np.asarray(features, dtype=np.float64)
     k = len(F)
     if k == 0:
-        raise ValueError("pose-space RBF needs at least one training pose")
+        raise SubspaceError("pose-space RBF needs at least one training pose")
     D = np.linalg.norm(F[:, None, :] - F[None, :, :], axis=2)
     if k > 1 and D[~np.eye(k, dtype=bool)].min() <= 1e-12 * max(D.max(), 1.0):
-        raise ValueError("two training poses have the same bone rotations: remove one")
+        raise SubspaceError("two training poses have the same bone rotations: remove one of them")
     A = np.zeros((k + 1, k + 1))
     A[:k, :k], A[:k, k], A[k, :k] = D, 1.0, 1.0
     rhs = np.vstack([np.eye(k), np.zeros((1, k))])

@@ -1,3 +1,3 @@
 """Validation only, never shipped in the extension: the full-space reference simulator, the test
-scenes and the displacement-mode baseline used by the tests and the benchmark.
+scenes, the bent-limb accuracy case and the displacement-mode baseline (tests and benchmark).
 """

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from core.errors import SubspaceError
 from core.model.rig import rig_parameters
 from core.posespace.rbf import pose_features, train, weights
 from core.validation.scenes import random_rotation
@@ -65,5 +66,5 @@ def test_weights_vary_continuously_between_two_poses():
 def test_duplicate_training_poses_are_refused():
     rng = np.random.default_rng(4)
     f = pose_features(random_pose(rng))
-    with pytest.raises(ValueError, match="same bone rotations"):
+    with pytest.raises(SubspaceError, match="same bone rotations"):
         train(np.array([f, f]))

@@ -1,0 +1,57 @@
+"""The bench's pose-space section runs in quick mode and writes well-formed, finite results.
+
+No timing is asserted (shared machines are noisy): only that the section is registered, that
+every figure the report reads is there and consistent, and that the report shows it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.bench.test_physskin import numbers
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.skipif(os.environ.get("SKINMODES_LANE") == "4.2", reason="the bench runs in the main lane")
+
+
+@pytest.fixture(scope="module")
+def quick_posespace(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench-posespace")
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench", "--quick", "--only", "posespace", "--out", str(out)],
+        cwd=ROOT,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return json.loads((out / "results.json").read_text()), out
+
+
+def test_quick_section_has_every_figure(quick_posespace):
+    res, _ = quick_posespace
+    assert res["errors"] == {}
+    p = res["sections"]["posespace"]
+    assert all(math.isfinite(v) for v in numbers(p))
+    s = p["speed"]
+    assert list(s["ms_per_step"]) == ["1", "2"] and all(v > 0 for v in s["ms_per_step"].values())
+    r = s["ratio_over_one"]["2"]
+    assert r["rounds"] == s["rounds"] and 0 < r["min"] <= r["median"] <= r["max"]
+    assert all(v > 0 for v in s["precompute_s_per_pose"].values())
+    for a in p["accuracy"]:
+        assert 0 < a["rest_mean"] <= a["rest_max"] and a["max_u"] > 0
+        assert a["refused"] is not None or a["posespace_mean"] <= a["posespace_max"]
+
+
+def test_report_has_the_section_and_the_seed(quick_posespace):
+    _, out = quick_posespace
+    report = (out / "REPORT.md").read_text()
+    assert "## 8. Pose-space subspaces" in report and "gorilla r = 100: 1.33 ms" in report

@@ -32,6 +32,7 @@ from ..subspace.reduced import ReducedModel, cluster_gradient_operator
 from . import rbf
 from .align import Alignment, align_bases
 from .blend import blend_basis, blend_pairs, blend_singles, column_scale, gram, normalisation, pair_products
+from .contact import contact_vertices, surface_edge_length
 from .modes import posed_skinning_modes
 
 
@@ -143,13 +144,21 @@ def build_pose_space(
     poses: np.ndarray,
     backend: str = "superlu",
     progress: Callable[[int, int], None] | None = None,
+    contacts: list[np.ndarray | None] | None = None,
+    hessian: str = "rest",
 ) -> PoseSpaceModel:
-    """Skinning eigenmodes at each of the training poses (k', 12 b) and the blended model.
+    """Skinning eigenmodes for each of the training poses (k', 12 b) and the blended model.
 
     The rest pose is added as pose 0 (with the rest model's modes) unless poses[0] is the rest.
-    progress(done, total) is called after each pose's modes (a caller may raise there to cancel).
-    Raises :class:`core.errors.MeshError` for a pose that inverts tets.
+    contacts: per given pose, the vertices held still there (skin-on-skin contact, see
+    :func:`detect_contacts`), or None.  hessian: "rest" (the solver's own energy, the default)
+    or "pose" (each posed shape's, the seed's reading; :mod:`modes` says why it is not the
+    default).  A pose without contact and with the rest Hessian reuses the rest modes.
+    progress(done, total) is called after each pose (a caller may raise there to cancel).
+    Raises :class:`core.errors.MeshError` for a pose that inverts tets with hessian="pose".
     """
+    if hessian not in ("rest", "pose"):
+        raise SubspaceError(f"hessian must be 'rest' or 'pose', got {hessian!r}")
     if rest.rig_weights is None:
         raise SubspaceError("pose-space modes need an LBS rig: its bones define the poses")
     b = rest.rig_weights.shape[1]
@@ -157,15 +166,41 @@ def build_pose_space(
     poses = np.atleast_2d(np.asarray(poses, dtype=np.float64))
     if poses.shape[1] != 12 * b:
         raise SubspaceError(f"each pose needs {12 * b} rig parameters, got {poses.shape[1]}")
+    given = list(contacts) if contacts is not None else [None] * len(poses)
+    if len(given) != len(poses):
+        raise SubspaceError(f"expected one contact set (or None) per pose, got {len(given)} for {len(poses)} poses")
     if not np.allclose(poses[0], zero, rtol=0.0, atol=1e-12):
         poses = np.vstack([zero, poses])
+        given = [None, *given]
     mesh = TetMesh.from_arrays(rest.X, rest.T)
     rig = LBSRig(rest.rig_weights)
     bases = [rest.weights]
     for i, p in enumerate(poses[1:], start=1):  # loop over poses, a handful
-        posed = rig.positions(rest.X, p).reshape(-1, 3)
-        modes = posed_skinning_modes(mesh, posed, material, rest.masses, rig, rest.leak, rest.m, backend)
-        bases.append(modes.weights)
+        stick = given[i]
+        if hessian == "rest" and (stick is None or len(stick) == 0):
+            bases.append(rest.weights)  # the same eigenproblem: the rest modes
+        else:
+            posed = rig.positions(rest.X, p).reshape(-1, 3) if hessian == "pose" else None
+            modes = posed_skinning_modes(
+                mesh, posed, material, rest.masses, rig, rest.leak, rest.m, backend, stick=stick
+            )
+            bases.append(modes.weights)
         if progress is not None:
             progress(i, len(poses) - 1)
     return assemble_pose_space(rest, material, poses, np.stack(bases))
+
+
+def detect_contacts(rest: ReducedModel, poses: np.ndarray, distance: float | None = None) -> list[np.ndarray]:
+    """Contact vertices (c_i,) of each pose (k, 12 b): surface vertices the pose presses together.
+
+    distance: how close counts as touching; None takes the tet mesh's mean surface edge length
+    (scale-free: a character imported at 100x finds the same contacts).
+    """
+    if rest.rig_weights is None:
+        raise SubspaceError("pose-space modes need an LBS rig: its bones define the poses")
+    d = surface_edge_length(rest.X, rest.T) if distance is None else float(distance)
+    rig = LBSRig(rest.rig_weights)
+    return [
+        contact_vertices(rest.X, rig.positions(rest.X, p).reshape(-1, 3), rest.T, d)
+        for p in np.atleast_2d(poses)  # loop over poses, a handful
+    ]

@@ -41,7 +41,8 @@ def bent():
 
 
 class Swing:
-    """A 3-bone bar bending ±1 rad per joint, with pose-space modes at both extremes (and rest).
+    """A 3-bone bar bending ±1 rad per joint, with pose-space modes at both extremes (and rest),
+    each from its posed shape's Hessian.
 
     ``rotation``: rotate the rest mesh and every pose by this matrix, on the same subspaces.
     """
@@ -57,7 +58,9 @@ class Swing:
         self.material = Material.uniform(self.scene.mesh.t, 5e4, poisson, 1000.0)
         self.rest = build_reduced_model(self.scene.mesh, self.material, self.scene.rig, m=8, r=40)
         self.training = np.array([self.pose(0.25), self.pose(0.75)])
-        self.model = build_pose_space(self.rest, self.material, self.training)
+        # The posed shapes' Hessians ("pose"), so every pose has a basis of its own and the
+        # blend is exercised; with the rest Hessian and no contact the poses would share the rest modes.
+        self.model = build_pose_space(self.rest, self.material, self.training, hessian="pose")
 
     def pose(self, t, rotate=None, **kw):
         """Rig parameters at time t (s) of the swing (1 Hz), optionally for the rotated problem."""

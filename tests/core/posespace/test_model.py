@@ -55,7 +55,9 @@ def test_blended_at_rest_is_the_rest_model(swing):
 
 def test_progress_reports_each_pose_and_can_cancel(swing):
     seen = []
-    build_pose_space(swing.rest, swing.material, swing.training[:1], progress=lambda i, k: seen.append((i, k)))
+    build_pose_space(
+        swing.rest, swing.material, swing.training[:1], progress=lambda i, k: seen.append((i, k)), hessian="pose"
+    )
     assert seen == [(1, 1)]
 
     class Cancelled(Exception):
@@ -65,13 +67,22 @@ def test_progress_reports_each_pose_and_can_cancel(swing):
         raise Cancelled
 
     with pytest.raises(Cancelled):
-        build_pose_space(swing.rest, swing.material, swing.training, progress=cancel)
+        build_pose_space(swing.rest, swing.material, swing.training, progress=cancel, hessian="pose")
 
 
-def test_a_pose_that_folds_the_mesh_is_refused_with_its_reason(swing):
+def test_a_pose_that_folds_the_mesh_is_refused_with_its_reason_for_its_own_hessian(swing):
+    """The posed Hessian of a collapsed shape does not exist: refused with the reason.  The rest
+    Hessian (the default) needs no posed shape, so the same pose builds."""
     p = swing.pose(0.25, amplitude=2 * 0.95 * np.pi)  # 171° per joint: LBS folds the joints through themselves
     with pytest.raises(MeshError, match="inverted"):
-        build_pose_space(swing.rest, swing.material, p[None])
+        build_pose_space(swing.rest, swing.material, p[None], hessian="pose")
+    assert build_pose_space(swing.rest, swing.material, p[None]).k == 2
+
+
+def test_without_contact_the_rest_hessian_reuses_the_rest_modes(swing):
+    m = build_pose_space(swing.rest, swing.material, swing.training)
+    for W in m.alignment.bases:
+        np.testing.assert_allclose(W, swing.rest.weights, atol=1e-12)
 
 
 def test_blending_without_the_weights_gives_the_same_products(swing):

@@ -30,7 +30,7 @@ from .dynamics.simulator import FILM_FPS, SimState, SimulationSettings, Simulato
 from .dynamics.wobble import damping_coefficient, natural_frequencies, stiffness_scale
 from .errors import RigError, SimulationError, SkinmodesError
 from .geometry.embedding import Embedding, embed_points, embedded_positions, interpolate
-from .geometry.tetmesh import TetMesh
+from .geometry.tetmesh import TetMesh, boundary_faces
 from .geometry.tetrahedralize import TetResult, tetrahedralize
 from .io.atomic import remove_stale_partials, save_npz_atomic
 from .io.model_cache import input_hash, load_or_build
@@ -39,6 +39,10 @@ from .model.leak import default_leak_field
 from .model.materials import Material, scaled_field
 from .model.rig import LBSRig, lbs_basis
 from .physskin.rig import PhysicsRig, render_correction
+from .posespace.contact import contact_vertices, surface_edge_length
+from .posespace.model import PoseSpaceModel, build_pose_space
+from .posespace.points import PosePoints
+from .posespace.simulator import PoseSpaceSimulator, PoseSpaceState
 from .settings import core_default
 from .subspace.reduced import ReducedModel, rig_matrix
 
@@ -156,6 +160,7 @@ class PreparedCharacter:
     base: MaterialSettings = MaterialSettings()
     segments: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)  # bone heads, tails (b, 3)
     keep: np.ndarray | None = field(default=None, repr=False)  # (k,) False for render vertices not simulated
+    render_points: np.ndarray | None = field(default=None, repr=False)  # (k, 3) where render vertices are evaluated
     _omega0: dict[bool, float] = field(default_factory=dict, repr=False)
     _physics: dict[float, PhysicsRig] = field(default_factory=dict, repr=False)
 
@@ -340,7 +345,8 @@ def prepare_character(
     # float32: the render positions it adds to are float32 in Blender and in .pc2 files.
     # Evaluated where each vertex is embedded: a vertex outside the volume is
     # projected onto it, so the affine modes are never extrapolated to it.
-    rec = Reconstructor(model, render_w, embedded_positions(emb, mesh.X, mesh.T, rest), dtype=np.float32)
+    where = embedded_positions(emb, mesh.X, mesh.T, rest)
+    rec = Reconstructor(model, render_w, where, dtype=np.float32)
     stats["embedding_s"] = time.perf_counter() - t0
     stats.update(vertices=float(mesh.n), tets=float(mesh.t), modes=float(model.m), clusters=float(model.r))
     stage("done", 1.0)
@@ -359,6 +365,7 @@ def prepare_character(
         base=material,
         segments=_segments(inp),
         keep=keep,
+        render_points=where,
     )
 
 
@@ -366,6 +373,107 @@ def _segments(inp: CharacterInput) -> tuple[np.ndarray, np.ndarray] | None:
     if inp.bone_heads is None or inp.bone_tails is None:
         return None
     return np.asarray(inp.bone_heads, dtype=np.float64), np.asarray(inp.bone_tails, dtype=np.float64)
+
+
+# A pose's contact: "auto" (skin the pose presses together, :func:`contact_vertices`), None (no
+# contact) or a painted render-vertex mask (k,) in [0, 1] (its surface, extended into the volume).
+ContactSpec = str | np.ndarray | None
+# A painted contact mask holds the tet surface vertices where its extension exceeds this.
+CONTACT_MASK_LEVEL = 0.5
+
+
+@dataclass
+class PoseSpaceCharacter:
+    """A prepared character's pose-space model (Xu & Barbič) with its render vertices and guard probes.
+
+    frames: the frames the training poses were taken at (pose 0, the rest, has none: -1);
+    contacts: the number of tet vertices held still in each pose.
+    """
+
+    model: PoseSpaceModel
+    render: PosePoints
+    probes: PosePoints
+    frames: tuple[int, ...]
+    contacts: tuple[int, ...]
+    seconds: float = 0.0
+
+
+def pose_contacts(prepared: PreparedCharacter, posed: np.ndarray, spec: ContactSpec) -> np.ndarray | None:
+    """Tet vertices (c,) held still in a pose with tet positions ``posed`` (n, 3), per :data:`ContactSpec`."""
+    mesh = prepared.mesh
+    if spec is None:
+        return None
+    if isinstance(spec, str):
+        if spec != "auto":
+            raise SimulationError(f"a pose's contact must be 'auto', None or a painted mask, got {spec!r}")
+        return contact_vertices(mesh.X, posed, mesh.T, surface_edge_length(mesh.X, mesh.T))
+    mask = np.asarray(spec, dtype=np.float64)
+    count = len(prepared.embedding.tet)
+    if mask.shape != (count,):
+        raise SimulationError(f"a contact mask needs one value per mesh vertex ({count}), got shape {mask.shape}")
+    inside = interpolate_mask_to_tets(prepared, mask)
+    surface = np.zeros(mesh.n, dtype=bool)
+    surface[np.unique(boundary_faces(mesh.T))] = True
+    return np.flatnonzero(surface & (inside > CONTACT_MASK_LEVEL))
+
+
+def interpolate_mask_to_tets(prepared: PreparedCharacter, mask: np.ndarray) -> np.ndarray:
+    """A render-vertex mask (k,) carried to the tet vertices (n,): each tet vertex takes the largest
+    value of the render vertices embedded in its tets (a painted patch marks the tets it touches)."""
+    emb, T = prepared.embedding, prepared.mesh.T
+    out = np.zeros(prepared.mesh.n)
+    np.maximum.at(out, T[emb.tet].ravel(), np.repeat(np.clip(mask, 0.0, 1.0), 4))
+    return out
+
+
+def prepare_pose_space(
+    prepared: PreparedCharacter,
+    poses: np.ndarray,
+    frames: Sequence[int],
+    contacts: Sequence[ContactSpec] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> PoseSpaceCharacter:
+    """Pose-space modes for training poses (k', 12 b) taken at ``frames`` (k',), with their contacts.
+
+    progress(done, total) after each pose; cancelled() is asked before each (raises :class:`Cancelled`).
+    """
+    t0 = time.perf_counter()
+    model = prepared.model
+    if model.rig_weights is None:
+        raise RigError("pose-space modes need the character's bone weights")
+    poses = np.atleast_2d(np.asarray(poses, dtype=np.float64))
+    if len(frames) != len(poses):
+        raise SimulationError(f"expected one frame per pose, got {len(frames)} for {len(poses)}")
+    specs = list(contacts) if contacts is not None else [None] * len(poses)
+    rig = LBSRig(model.rig_weights)
+    sticks = [pose_contacts(prepared, rig.positions(model.X, p).reshape(-1, 3), c) for p, c in zip(poses, specs)]
+
+    def step(done: int, total: int) -> None:
+        if cancelled is not None and cancelled():
+            raise Cancelled("computing the pose-space modes was cancelled; nothing was changed")
+        if progress is not None:
+            progress(done, total)
+
+    step(0, len(poses))
+    ps = build_pose_space(model, prepared.material, poses, progress=step, contacts=sticks)
+    emb, T = prepared.embedding, prepared.mesh.T
+    render_w = np.stack([interpolate(emb, T, W) for W in ps.alignment.bases])
+    if prepared.keep is not None:
+        render_w[:, ~prepared.keep] = 0.0  # skipped loose parts follow the rig only
+    where = prepared.render_points
+    assert where is not None  # prepare_character sets it
+    probes = guard_probes(model.X)
+    return PoseSpaceCharacter(
+        model=ps,
+        render=PosePoints(ps, render_w, where, dtype=np.float32),
+        probes=PosePoints(ps, ps.alignment.bases[:, probes], model.X[probes]),
+        frames=(-1, *[int(f) for f in frames]) if ps.k == len(poses) + 1 else tuple(int(f) for f in frames),
+        contacts=(0, *[0 if c is None else len(c) for c in sticks])
+        if ps.k == len(poses) + 1
+        else tuple(0 if c is None else len(c) for c in sticks),
+        seconds=time.perf_counter() - t0,
+    )
 
 
 def physical_scale(prepared: PreparedCharacter, solver: SolverSettings) -> float:
@@ -444,7 +552,11 @@ class FrameSimulation:
     the rig, moving with the rig's velocity there: its previous pose is
     extrapolated one *sub-step* back, the spacing of every solver step.
     controls: (wobble_hz, damping_ratio) per frame when they are animated
-    (default: the solver settings' values).
+    (default: the solver settings' values).  posespace: training poses' modes
+    (:func:`prepare_pose_space`); every step then runs in the subspace blended at
+    its pose, and the render vertices and guard follow the blend.  With the
+    physics skin on they are not used (its shape, not the bones, drives the
+    jiggle) and a warning says so.
     """
 
     def __init__(
@@ -456,6 +568,7 @@ class FrameSimulation:
         rig: RigFrames,
         controls: ControlFrames | None = None,
         bone_names: Sequence[str] | None = None,
+        posespace: PoseSpaceCharacter | None = None,
     ):
         check_frame_range(start, end)
         if solver.preroll < 0:
@@ -467,10 +580,20 @@ class FrameSimulation:
         self._bone_names = list(bone_names) if bone_names is not None else None
         self._cuts: set[int] = set()
         self._controls = controls
-        self.simulator = Simulator(prepared.model, solver.simulation())
-        self.omega0 = prepared.slowest_frequency(self.simulator.arap)
         self.warnings: list[str] = []
         self._warned: set[str] = set()
+        if posespace is not None and solver.physics_skin:
+            self.warnings.append(
+                "the training poses are not used with Physics Skin on: its shape, not the bones, drives the jiggle"
+            )
+            posespace = None
+        self.posespace = posespace
+        self.simulator: Simulator | PoseSpaceSimulator = (
+            Simulator(prepared.model, solver.simulation())
+            if posespace is None
+            else PoseSpaceSimulator(posespace.model, solver.simulation())
+        )
+        self.omega0 = prepared.slowest_frequency(self.simulator.arap)
         model = prepared.model
         probes = guard_probes(model.X)
         self._probe_basis = model.basis(model.weights[probes], model.X[probes])
@@ -485,7 +608,7 @@ class FrameSimulation:
         state = self.simulator.initial_state(
             **a0, **{k + "_prev": v - (a1[k] - v) / solver.substeps for k, v in a0.items()}
         )
-        self._states: dict[int, SimState] = {first: state}
+        self._states: dict[int, SimState | PoseSpaceState] = {first: state}
         self._state_bytes = 4 * state.z.nbytes  # z, z_prev, q, q_prev
         self.iterations: dict[int, int] = {}
         if solver.preroll:
@@ -529,7 +652,7 @@ class FrameSimulation:
     def cached_frames(self) -> list[int]:
         return sorted(self._states)
 
-    def state(self, frame: int) -> SimState:
+    def state(self, frame: int) -> SimState | PoseSpaceState:
         """The state at ``frame`` (clamped to the range), simulating forward as needed."""
         f = min(max(int(frame), self.start), self.end)
         if f in self._states:
@@ -548,7 +671,12 @@ class FrameSimulation:
         for g in range(k + 1, f + 1):
             d_b = self._drive(g)
             if self._rig_guard(g, self.rig(g)) and self.solver.reset_at_cuts:
-                state = replace(self.simulator.initial_state(**d_b), step=state.step)
+                fresh = self.simulator.initial_state(**d_b)
+                state = (
+                    fresh.with_step(state.step)
+                    if isinstance(fresh, PoseSpaceState)
+                    else replace(fresh, step=state.step)
+                )
                 self._states[g] = state
                 self._forget_between_checkpoints(g - 1)
                 d_a = d_b
@@ -636,11 +764,22 @@ class FrameSimulation:
             )
         return True
 
-    def _guard(self, frame: int, state: SimState) -> None:
+    def pose_weights(self, frame: int) -> np.ndarray | None:
+        """The training poses' weights (k,) at an integer ``frame``, or None without pose-space modes."""
+        if self.posespace is None:
+            return None
+        return self.posespace.model.pose_weights(self.rig(frame))
+
+    def _guard(self, frame: int, state: SimState | PoseSpaceState) -> None:
         """Record the largest offset and say, once, when it passes OFFSET_WARNING of the character's size."""
         if frame < self.start:
             return  # pre-roll frames are discarded
-        share = float(np.sqrt(np.max(np.sum((self._probe_basis @ state.z) ** 2, axis=1)))) / self.simulator.size
+        w = self.pose_weights(frame)
+        if w is None or self.posespace is None:
+            probe_u = self._probe_basis @ state.z
+        else:
+            probe_u = self.posespace.probes.displacement(w, state.z)
+        share = float(np.sqrt(np.max(np.sum(probe_u**2, axis=1)))) / self.simulator.size
         self.max_offset = max(self.max_offset, share)
         if share > OFFSET_WARNING and "offset" not in self._warned:
             self._warned.add("offset")
@@ -662,7 +801,14 @@ class FrameSimulation:
         if frame < self.start or frame > self.end:
             return np.zeros((rec.count, 3), dtype=rec.basis.dtype)
         jiggle = self.solver.secondary_motion or self.physics is None
-        u = rec.displacement(self.state(frame).z) if jiggle else np.zeros((rec.count, 3), dtype=rec.basis.dtype)
+        if not jiggle:
+            u = np.zeros((rec.count, 3), dtype=rec.basis.dtype)
+        elif self.posespace is not None:
+            w = self.pose_weights(frame)
+            assert w is not None
+            u = self.posespace.render.displacement(w, self.state(frame).z)
+        else:
+            u = rec.displacement(self.state(frame).z)
         if self.physics is not None:
             p = self.prepared
             c = self.physics.correction(self.rig(frame), self.physics_positions(frame))

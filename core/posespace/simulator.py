@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..dynamics.simulator import SimState, SimulationSettings, Simulator, StepReport
+from ..errors import SimulationError
 from ..model.rig import lbs_basis
 from ..subspace.reduced import ReducedModel, rig_matrix
 from .blend import blend_basis, normalisation
@@ -37,6 +38,18 @@ class PoseSpaceState:
     sim: SimState
     p: np.ndarray
     p_prev: np.ndarray
+
+    @property
+    def z(self) -> np.ndarray:
+        """The secondary motion's reduced coordinates (4m x 3), as :attr:`SimState.z`."""
+        return self.sim.z
+
+    @property
+    def step(self) -> int:
+        return self.sim.step
+
+    def with_step(self, step: int) -> PoseSpaceState:
+        return PoseSpaceState(replace(self.sim, step=step), self.p, self.p_prev)
 
     def copy(self) -> PoseSpaceState:
         return PoseSpaceState(self.sim.copy(), self.p.copy(), self.p_prev.copy())
@@ -60,6 +73,10 @@ class PoseSpaceSimulator:
         return self._base.size
 
     @property
+    def arap(self) -> bool:
+        return self._base.arap
+
+    @property
     def weights(self) -> np.ndarray:
         """The training poses' weights (k,) at the last step's pose."""
         return self._weights
@@ -80,13 +97,19 @@ class PoseSpaceSimulator:
     def step(
         self,
         state: PoseSpaceState,
-        p: np.ndarray,
+        p: np.ndarray | None = None,
+        x_rig: np.ndarray | None = None,
         frame: float | None = None,
         record: list[float] | None = None,
         stiffness_scale: float | None = None,
         damping: float | None = None,
     ) -> tuple[PoseSpaceState, StepReport]:
-        """Advance one time step to rig parameters p (12 b,); see :meth:`Simulator.step`."""
+        """Advance one time step to rig parameters p (12 b,); see :meth:`Simulator.step`.
+
+        The bone maps choose the blend, so rig positions (``x_rig``) cannot drive it.
+        """
+        if x_rig is not None or p is None:
+            raise SimulationError("a pose-space model is driven by the bones' parameters p, not by rig positions")
         p = np.asarray(p, dtype=np.float64)
         self._weights = self.model.pose_weights(p) if np.isfinite(p).all() else self._weights
         blended, gravity = self.model.blend(self._weights, weights=False)  # no pass over the mesh

@@ -338,3 +338,75 @@ def test_physics_frames_do_not_depend_on_the_order_they_are_asked_for(skinned):
     backward = FrameSimulation(skinned, solver, 1, 12, swing)
     b = [backward.offsets(f) for f in range(12, 0, -1)][::-1]
     assert all(np.array_equal(x, y) for x, y in zip(a, b))
+
+
+# --- pose-space modes (issue 16) ----------------------------------------------------------------
+
+
+def test_poses_without_contact_reproduce_todays_motion(prepared):
+    """A training pose without contact has the rest eigenproblem, so the blend is the rest
+    subspace and the motion is today's: offsets agree to float32 round-off of the render bases
+    (1e-5 of the largest offset) over a swing through the pose."""
+    from core.pipeline import prepare_pose_space
+
+    ps = prepare_pose_space(prepared, swing(2 * np.pi)[None], frames=[9])
+    assert ps.model.k == 2 and ps.frames == (-1, 9) and ps.contacts == (0, 0)
+    plain = FrameSimulation(prepared, SolverSettings(), 1, 40, swing)
+    blended = FrameSimulation(prepared, SolverSettings(), 1, 40, swing, posespace=ps)
+    a = np.array([plain.offsets(f) for f in range(1, 41)])
+    b = np.array([blended.offsets(f) for f in range(1, 41)])
+    assert np.abs(a).max() > 1e-4
+    np.testing.assert_allclose(b, a, atol=1e-5 * np.abs(a).max())
+
+
+def _held(p, jerk):
+    """The pose p held (same rotations) while the whole rig jerks sideways from frame 5."""
+
+    def rig(f):
+        A = p.reshape(-1, 3, 4).copy()
+        if f >= 5:
+            A[:, 1, 3] += jerk
+        return A.ravel()
+
+    return rig
+
+
+def test_a_painted_contact_holds_its_vertices_still_in_its_pose(prepared, character):
+    """Contact painted on the small sphere's far cap (x > 0.95) for a training pose: held at that
+    pose (same rotations, so the blend is that pose's basis) and jerked, those tet vertices do not
+    move relative to the rig (1e-9 of the largest offset) while the rest of the flesh does."""
+    from core.pipeline import pose_contacts, prepare_pose_space
+
+    p = swing(2 * np.pi)
+    mask = (character.rest[:, 0] > 0.95).astype(float)
+    ps = prepare_pose_space(prepared, p[None], frames=[9], contacts=[mask])
+    stuck = pose_contacts(prepared, prepared.model.X, mask)
+    assert ps.contacts == (0, len(stuck)) and len(stuck) > 0
+    sim = FrameSimulation(prepared, SolverSettings(), 1, 20, _held(p, 0.3), posespace=ps)
+    state = sim.state(12)
+    np.testing.assert_allclose(sim.pose_weights(12), [0.0, 1.0], atol=1e-12)
+    blended, _ = ps.model.blend(np.array([0.0, 1.0]))
+    u = blended.basis() @ state.z
+    assert np.abs(u).max() > 1e-4
+    assert np.abs(u[stuck]).max() <= 1e-9 * np.abs(u).max()
+
+
+def test_pose_space_frames_do_not_depend_on_the_order_they_are_asked_for(prepared, character):
+    """Bake (in order) equals preview (any order), bit for bit, with pose-space modes too."""
+    from core.pipeline import prepare_pose_space
+
+    mask = (character.rest[:, 0] > 0.95).astype(float)
+    ps = prepare_pose_space(prepared, swing(2 * np.pi)[None], frames=[9], contacts=[mask])
+    a = FrameSimulation(prepared, SolverSettings(substeps=2), 1, 30, swing, posespace=ps)
+    seq = {f: a.offsets(f) for f in range(1, 31)}
+    b = FrameSimulation(prepared, SolverSettings(substeps=2), 1, 30, swing, posespace=ps)
+    for f in (25, 3, 30, 1, 17):
+        assert np.array_equal(b.offsets(f), seq[f])
+
+
+def test_physics_skin_leaves_the_poses_out_and_says_so(skinned):
+    from core.pipeline import prepare_pose_space
+
+    ps = prepare_pose_space(skinned, swing(2 * np.pi)[None], frames=[9])
+    sim = FrameSimulation(skinned, SolverSettings(physics_skin=True), 1, 5, swing, posespace=ps)
+    assert sim.posespace is None and any("training poses are not used" in w for w in sim.warnings)

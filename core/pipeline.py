@@ -40,8 +40,9 @@ from .model.materials import Material, scaled_field
 from .model.rig import LBSRig, lbs_basis
 from .physskin.rig import PhysicsRig, render_correction
 from .posespace.contact import contact_vertices, surface_edge_length
-from .posespace.model import PoseSpaceModel, build_pose_space
+from .posespace.model import PoseSpaceModel, build_pose_space, rest_pose
 from .posespace.points import PosePoints
+from .posespace.rbf import pose_features
 from .posespace.simulator import PoseSpaceSimulator, PoseSpaceState
 from .settings import core_default
 from .subspace.reduced import ReducedModel, rig_matrix
@@ -161,6 +162,7 @@ class PreparedCharacter:
     segments: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)  # bone heads, tails (b, 3)
     keep: np.ndarray | None = field(default=None, repr=False)  # (k,) False for render vertices not simulated
     render_points: np.ndarray | None = field(default=None, repr=False)  # (k, 3) where render vertices are evaluated
+    posespace: PoseSpaceCharacter | None = field(default=None, repr=False)  # training poses' modes, if any
     _omega0: dict[bool, float] = field(default_factory=dict, repr=False)
     _physics: dict[float, PhysicsRig] = field(default_factory=dict, repr=False)
 
@@ -426,6 +428,22 @@ def interpolate_mask_to_tets(prepared: PreparedCharacter, mask: np.ndarray) -> n
     return out
 
 
+def _check_distinct(poses: np.ndarray, frames: Sequence[int]) -> None:
+    """Refuse, naming the frames, two training poses (or one and the rest) with the same bone rotations:
+    the RBF cannot tell them apart."""
+    b = poses.shape[1] // 12
+    features = np.array([pose_features(p) for p in [rest_pose(b), *poses]])  # loop over poses, a handful
+    names = ["the rest frame", *[f"frame {f}" for f in frames]]
+    D = np.linalg.norm(features[:, None] - features[None], axis=2)
+    same = np.argwhere(np.triu(D <= 1e-9, k=1))
+    if len(same):
+        i, j = same[0]
+        raise SimulationError(
+            f"the training poses at {names[i]} and {names[j]} have the same bone rotations "
+            "(only a move of the whole rig tells them apart); remove one of them"
+        )
+
+
 def prepare_pose_space(
     prepared: PreparedCharacter,
     poses: np.ndarray,
@@ -446,6 +464,7 @@ def prepare_pose_space(
     if len(frames) != len(poses):
         raise SimulationError(f"expected one frame per pose, got {len(frames)} for {len(poses)}")
     specs = list(contacts) if contacts is not None else [None] * len(poses)
+    _check_distinct(poses, frames)
     rig = LBSRig(model.rig_weights)
     sticks = [pose_contacts(prepared, rig.positions(model.X, p).reshape(-1, 3), c) for p, c in zip(poses, specs)]
 

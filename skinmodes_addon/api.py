@@ -2,6 +2,7 @@
 
     import skinmodes_api as api
     api.configure(obj, modes=24, wobble_hz=4.0, damping_ratio=0.3)
+    api.set_poses(obj, [(40, "auto"), (75, "elbow_crease")])  # training poses: frame, contact
     summary = api.bake(obj, frames=(1, 120), output="PC2")
     api.clear_bake(obj)
 
@@ -31,7 +32,21 @@ from .session import build_session
 # Every user setting of core/settings.py (the stage "ui" preset included).
 SETTABLE = frozenset(setting_names())
 
-__all__ = ["SETTABLE", "SkinmodesError", "bake", "clear_bake", "compute_modes", "configure", "settings"]
+__all__ = [
+    "SETTABLE",
+    "SkinmodesError",
+    "bake",
+    "clear_bake",
+    "compute_modes",
+    "configure",
+    "poses",
+    "set_poses",
+    "settings",
+    "validate_poses",
+]
+
+# A training pose's contact: "auto", "none", or the name of a vertex group.
+CONTACT_KINDS = {"auto": "AUTO", "none": "NONE"}
 
 
 def settings(obj: bpy.types.Object) -> Any:
@@ -52,6 +67,55 @@ def configure(obj: bpy.types.Object, **values: Any) -> None:
         setattr(s, name, checked[name])
 
 
+def poses(obj: bpy.types.Object) -> list[tuple[int, str]]:
+    """The object's training poses as (frame, contact): "auto", "none" or a vertex group's name."""
+    return [
+        (int(p.frame), p.contact_group if p.contact == "GROUP" else p.contact.lower()) for p in _settings(obj).poses
+    ]
+
+
+def set_poses(obj: bpy.types.Object, new: list[tuple[int, str]]) -> None:
+    """Replace the object's training poses (the Pose-Space panel's list) by ``new``: (frame, contact) pairs.
+
+    contact: "auto" (skin the pose presses together is held still), "none", or a vertex group of
+    ``obj`` (its vertices above 0.5 are).  Checked first (whole frames, each once, existing groups);
+    nothing changes unless all are valid.  The rest frame is refused when the modes are computed.
+    """
+    checked = validate_poses(obj, new)
+    s = _settings(obj)
+    s.poses.clear()
+    for frame, kind, group in checked:
+        pose = s.poses.add()
+        pose.frame, pose.contact, pose.contact_group = frame, kind, group
+
+
+def validate_poses(obj: bpy.types.Object, new: list[tuple[int, str]]) -> list[tuple[int, str, str]]:
+    """Check training poses for :func:`set_poses` without changing anything: (frame, CONTACT, group) each."""
+    checked: list[tuple[int, str, str]] = []
+    seen: set[int] = set()
+    for item in new:
+        if not (isinstance(item, (tuple, list)) and len(item) == 2):
+            raise SkinmodesError(f"a training pose is a (frame, contact) pair, got {item!r}")
+        frame, contact = item
+        if isinstance(frame, bool) or not isinstance(frame, int):
+            raise SkinmodesError(f"a training pose's frame must be a whole number, got {frame!r}")
+        if frame in seen:
+            raise SkinmodesError(f"frame {frame} is given twice as a training pose; give each frame once")
+        seen.add(frame)
+        if not isinstance(contact, str) or not contact:
+            raise SkinmodesError(f"the contact of the pose at frame {frame} must be 'auto', 'none' or a vertex group")
+        if contact.lower() in CONTACT_KINDS:
+            checked.append((frame, CONTACT_KINDS[contact.lower()], ""))
+        elif obj.vertex_groups.get(contact) is not None:
+            checked.append((frame, "GROUP", contact))
+        else:
+            raise SkinmodesError(
+                f"the contact '{contact}' of the pose at frame {frame} is neither 'auto', 'none' nor a vertex "
+                f"group of '{obj.name}'"
+            )
+    return checked
+
+
 def compute_modes(obj: bpy.types.Object, scene: bpy.types.Scene | None = None) -> dict[str, float]:
     """Tetrahedralise and compute the modes (or load them from the cache); returns the statistics."""
     session = build_session(obj, scene or scene_of(bpy.context))
@@ -59,8 +123,9 @@ def compute_modes(obj: bpy.types.Object, scene: bpy.types.Scene | None = None) -
 
 
 def bake(obj: bpy.types.Object, frames: tuple[int, int] | None = None, output: str | None = None) -> dict[str, Any]:
-    """Bake ``obj``; returns a summary (frames, seconds, files, output)."""
+    """Bake ``obj``; returns a summary (frames, seconds, files, output, the training poses used)."""
     job = BakeJob(bpy.context, obj, output=output, frames=frames).run()
+    ps = job.session.prepared.posespace if getattr(job, "session", None) is not None else None
     return {
         "object": obj.name,
         "output": job.output.lower(),
@@ -71,6 +136,8 @@ def bake(obj: bpy.types.Object, frames: tuple[int, int] | None = None, output: s
         "messages": job.messages,
         "warnings": job.warnings,
         "max_offset_percent": round(100.0 * job.max_offset, 3),
+        # The training poses the bake blended: frame and the tet vertices held still there.
+        "poses": [] if ps is None else [[f, c] for f, c in zip(ps.frames[1:], ps.contacts[1:])],
     }
 
 

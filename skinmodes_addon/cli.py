@@ -64,6 +64,15 @@ def _frames(text: str) -> tuple[int, int]:
 BOOLEANS = {"true": True, "yes": True, "on": True, "1": True, "false": False, "no": False, "off": False, "0": False}
 
 
+def _pose(text: str) -> tuple[int, str]:
+    """FRAME[:CONTACT] -> (frame, contact)."""
+    frame, _, contact = text.partition(":")
+    try:
+        return int(frame), contact or "auto"
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a pose is FRAME[:CONTACT], e.g. 40 or 40:auto, got '{text}'") from None
+
+
 def _boolean(text: str) -> bool:
     """``--reset-at-cuts true`` (or yes/on/1, false/no/off/0)."""
     try:
@@ -114,6 +123,15 @@ def parser() -> argparse.ArgumentParser:
             help=f"{st.description} {'(true or false)' if st.kind == 'bool' else st.range_text()}".replace("%", "%%"),
         )
     b.add_argument("--preset", dest="material_preset", choices=[c.lower() for c in PRESETS], help="material preset")
+    b.add_argument(
+        "--pose",
+        dest="poses",
+        action="append",
+        type=_pose,
+        metavar="FRAME[:CONTACT]",
+        help="a training pose (repeat for several; replaces the object's): its frame and contact, "
+        "auto (default), none or a vertex group, e.g. --pose 40 --pose 75:elbow_crease",
+    )
     c = sub.add_parser("clear", help="remove an object's bake")
     c.add_argument("--object", required=True)
     c.add_argument("--blend")
@@ -161,7 +179,11 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         summary: dict[str, object] = {"object": obj.name, "cleared": True}
     else:
         overrides = {st.name: getattr(args, st.name, None) for st in SETTINGS}
+        if args.poses is not None:
+            api.validate_poses(obj, args.poses)  # before any change: a bad pose changes nothing
         api.configure(obj, **{k: v for k, v in overrides.items() if v is not None})
+        if args.poses is not None:
+            api.set_poses(obj, args.poses)
         summary = api.bake(obj, frames=args.frames, output=OUTPUT_NAMES[args.output])
     if not args.no_save:
         bpy.ops.wm.save_mainfile()

@@ -502,6 +502,63 @@ class SKINMODES_OT_hide_mode(bpy.types.Operator):
         return {"FINISHED"}
 
 
+class SKINMODES_OT_add_pose(bpy.types.Operator):
+    """Add the current frame's rig pose as a training pose (its contact is found automatically)"""
+
+    bl_idname = "skinmodes.add_pose"
+    bl_label = "Add Pose"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        return _skinned_mesh_poll(cls, context)
+
+    @reports_errors()
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        obj = active_mesh(context)
+        scene = scene_of(context)
+        s = settings(obj)
+        frame = scene.frame_current
+        if any(p.frame == frame for p in s.poses):
+            raise SkinmodesError(f"frame {frame} is already a training pose; go to another frame to add one")
+        start = s.frame_range(scene)[0]
+        if frame == start:
+            raise SkinmodesError(
+                f"frame {frame} is the rest frame (the first simulated frame), always pose 0; "
+                "go to the frame of the pose to add"
+            )
+        pose = s.poses.add()
+        pose.frame = frame
+        self.report({"INFO"}, f"added frame {frame} as a training pose; its modes are computed with the next modes")
+        return {"FINISHED"}
+
+
+class SKINMODES_OT_remove_pose(bpy.types.Operator):
+    """Remove a training pose"""
+
+    bl_idname = "skinmodes.remove_pose"
+    bl_label = "Remove Pose"
+    bl_options = {"REGISTER", "UNDO"}
+
+    index: bpy.props.IntProperty(name="Index", description="Which pose (-1: the last)", default=-1)  # type: ignore[valid-type]
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        obj = context.active_object
+        return obj is not None and obj.type == "MESH" and len(settings(obj).poses) > 0
+
+    @reports_errors()
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        s = settings(active_mesh(context))
+        i = len(s.poses) - 1 if self.index < 0 else self.index
+        if not 0 <= i < len(s.poses):
+            raise SkinmodesError(f"there is no training pose {self.index}; the object has {len(s.poses)}")
+        frame = s.poses[i].frame
+        s.poses.remove(i)
+        self.report({"INFO"}, f"removed the training pose at frame {frame}")
+        return {"FINISHED"}
+
+
 class SKINMODES_OT_refresh_preview(bpy.types.Operator):
     """Resample the rig and redraw the live preview"""
 
@@ -526,6 +583,8 @@ CLASSES = (
     SKINMODES_OT_create_mask,
     SKINMODES_OT_show_mode,
     SKINMODES_OT_hide_mode,
+    SKINMODES_OT_add_pose,
+    SKINMODES_OT_remove_pose,
     SKINMODES_OT_refresh_preview,
 )
 

@@ -5,7 +5,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, cast
 
 import bpy
-from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, PointerProperty, StringProperty
+from bpy.props import (
+    BoolProperty,
+    CollectionProperty,
+    EnumProperty,
+    FloatProperty,
+    IntProperty,
+    PointerProperty,
+    StringProperty,
+)
 
 from .core.errors import SkinmodesError
 from .core.settings import BY_NAME, PRESETS, SETTINGS, Setting
@@ -82,6 +90,32 @@ def blender_property(st: Setting) -> Any:
     return StringProperty(**kw)
 
 
+# How a training pose finds its skin-on-skin contact (core.pipeline.ContactSpec).
+CONTACT_ITEMS = [
+    ("AUTO", "Automatic", "Hold still the skin this pose presses together (surfaces closer than one surface edge)"),
+    ("GROUP", "Vertex Group", "Hold still the vertices of a painted vertex group in this pose"),
+    ("NONE", "None", "No contact in this pose"),
+]
+
+
+class SkinmodesPose(bpy.types.PropertyGroup):
+    """A training pose of the pose-space modes: the rig pose at a frame, and its contact."""
+
+    frame: IntProperty(name="Frame", description="The frame whose rig pose this is", override=OVERRIDE)  # type: ignore[valid-type]
+    contact: EnumProperty(
+        name="Contact",
+        description="Where skin touches skin in this pose: those vertices do not jiggle there",
+        items=CONTACT_ITEMS,
+        default="AUTO",
+        override=OVERRIDE,
+    )  # type: ignore[valid-type]
+    contact_group: StringProperty(
+        name="Contact Group",
+        description="Vertex group of the skin held still in this pose (weights above 0.5)",
+        override=OVERRIDE,
+    )  # type: ignore[valid-type]
+
+
 class SkinmodesSettings(bpy.types.PropertyGroup):
     """Secondary-motion settings of one mesh object.
 
@@ -109,6 +143,14 @@ class SkinmodesSettings(bpy.types.PropertyGroup):
         description="Show the secondary motion while scrubbing",
         default=False,
         update=_toggle_preview,
+    )  # type: ignore[valid-type]
+
+    # Pose-space modes ----------------------------------------------------
+    poses: CollectionProperty(
+        type=SkinmodesPose,
+        name="Poses",
+        description="Training poses: frames whose contact shapes the modes near that pose",
+        override={"LIBRARY_OVERRIDABLE", "USE_INSERTION"},
     )  # type: ignore[valid-type]
 
     # Inspect ------------------------------------------------------------
@@ -179,7 +221,7 @@ def settings(obj: bpy.types.Object) -> SkinmodesSettings:
 for _setting in SETTINGS:
     SkinmodesSettings.__annotations__[_setting.name] = blender_property(_setting)
 
-CLASSES = (SkinmodesSettings,)
+CLASSES = (SkinmodesPose, SkinmodesSettings)
 
 
 def register() -> None:

@@ -26,13 +26,16 @@ import numpy as np
 
 from .character import (
     RigBinding,
+    armature_input,
     check_object,
     check_stable_topology,
     fcurves_of,
     flat_mesh_error,
+    nan_weights_error,
     read_character,
     sample_rig,
     stack_signature,
+    vertex_group_weights,
     vertex_positions,
 )
 from .core.dynamics.simulator import character_size
@@ -50,6 +53,7 @@ from .core.pipeline import (
     check_frame_range,
     physical_scale,
     prepare_character,
+    prepare_pose_space,
 )
 from .core.settings import BY_NAME, SETTINGS, core_values
 from .core.settings import names as setting_names
@@ -250,12 +254,19 @@ class Session:
     rig: dict[int, np.ndarray] = field(default_factory=dict)
     to_local: dict[int, np.ndarray] = field(default_factory=dict)
     simulation: FrameSimulation | None = None
+    poses: tuple[PoseRequest, ...] = ()
+    poses_stale: bool = False  # the rig changed at a training pose's frame since its modes
 
     @property
     def key(self) -> str:
-        """Hash of every input of the simulation (character, subspace, solver, range)."""
+        """Hash of every input of the simulation (character, subspace, solver, range, training poses)."""
         h = hashlib.sha1(self.prepared.key.encode())
         h.update(repr((self.solver, self.start, self.end)).encode())
+        for pose in self.poses:
+            h.update(repr((pose.frame, pose.kind)).encode())
+            h.update(np.ascontiguousarray(pose.p).tobytes())
+            if isinstance(pose.contact, np.ndarray):
+                h.update(np.ascontiguousarray(pose.contact).tobytes())
         return h.hexdigest()
 
     def record(self, frame: int, depsgraph: bpy.types.Depsgraph) -> bool:
@@ -269,6 +280,8 @@ class Session:
         changed = old is None or not np.array_equal(old, p)
         if old is not None and changed and self.simulation is not None:
             self.simulation.invalidate_after(frame - 1)
+        if any(pose.frame == frame and not np.array_equal(pose.p, p) for pose in self.poses):
+            self.poses_stale = True  # that pose's modes were computed for another rig pose
         return changed or old_local is None or not np.array_equal(old_local, to_local)
 
     @property
@@ -290,6 +303,7 @@ class Session:
                 self._rig_at,
                 controls=controls_of(obj),
                 bone_names=self.binding.bones,
+                posespace=self.prepared.posespace,
             )
         return self.simulation
 
@@ -329,6 +343,17 @@ def clear_sessions() -> None:
 
 
 @dataclass(frozen=True, eq=False)  # holds arrays: never compared
+class PoseRequest:
+    """A training pose as read on the main thread: its frame, rig parameters (12 b,), contact kind
+    ("AUTO", "GROUP", "NONE") and the contact as the pipeline takes it ("auto", a mask (k,), None)."""
+
+    frame: int
+    p: np.ndarray
+    kind: str
+    contact: str | np.ndarray | None
+
+
+@dataclass(frozen=True, eq=False)  # holds arrays: never compared
 class SessionRequest:
     """Everything :func:`prepare` needs, read out of Blender on the main thread.
 
@@ -350,6 +375,50 @@ class SessionRequest:
     end: int
     geometry: Geometry
     snapshot: tuple[object, ...]
+    poses: tuple[PoseRequest, ...] = ()
+
+
+def read_poses(
+    obj: bpy.types.Object, s: SkinmodesSettings, scene: bpy.types.Scene, binding: RigBinding, start: int
+) -> tuple[PoseRequest, ...]:
+    """The object's training poses: the rig sampled at each pose's frame, and its contact (main thread;
+    the caller has muted skinmodes' outputs and restores the frame).  Refuses, in one line naming the
+    pose, a frame used twice, the rest frame and a missing or NaN contact group."""
+    out: list[PoseRequest] = []
+    seen: set[int] = set()
+    for pose in s.poses:
+        f = int(pose.frame)
+        if f in seen:
+            raise SkinmodesError(f"frame {f} is a training pose twice; remove one of them in the Pose-Space panel")
+        if f == start:
+            raise SkinmodesError(
+                f"frame {f} is the rest frame (the first simulated frame), always pose 0; "
+                "remove it from the training poses"
+            )
+        seen.add(f)
+        contact: str | np.ndarray | None = None
+        if pose.contact == "AUTO":
+            contact = "auto"
+        elif pose.contact == "GROUP":
+            name = pose.contact_group
+            if not name or obj.vertex_groups.get(name) is None:
+                raise SkinmodesError(
+                    f"the contact group '{name}' of the pose at frame {f} is not a vertex group of '{obj.name}'; "
+                    "pick one or set its contact to Automatic"
+                )
+            with armature_input(obj) as obj_in:
+                contact = vertex_group_weights(obj_in, [name])[:, 0]
+            if not np.isfinite(contact).all():
+                raise nan_weights_error(obj, name, f"the contact group of the pose at frame {f}")
+        scene.frame_set(f)
+        p, _ = sample_rig(obj, binding, bpy.context.evaluated_depsgraph_get())
+        out.append(PoseRequest(frame=f, p=p, kind=str(pose.contact), contact=contact))
+    return tuple(out)
+
+
+def poses_signature(s: SkinmodesSettings) -> tuple[object, ...]:
+    """The training poses as the settings hold them: what makes a session's pose-space modes stale."""
+    return tuple((int(p.frame), str(p.contact), str(p.contact_group) if p.contact == "GROUP" else "") for p in s.poses)
 
 
 def read_request(
@@ -373,6 +442,7 @@ def read_request(
                 check_stable_topology(obj, scene, (end, (start + end) // 2, start))
                 scene.frame_set(start)
                 inp, binding = read_character(obj, s, scene, start)
+                poses = read_poses(obj, s, scene, binding, start)
         finally:
             scene.frame_set(original)
     cache: Path | None = cache_folder(s)
@@ -396,6 +466,7 @@ def read_request(
         end=end,
         geometry=Geometry.of(obj),
         snapshot=settings_snapshot(s),
+        poses=poses,
     )
 
 
@@ -437,6 +508,21 @@ def prepare(
             f"the {request.subspace.modes} modes of '{request.object_name}' are not independent on a mesh of "
             f"{prepared.mesh.t} tets ({exc}); lower the number of modes or raise the tet resolution"
         ) from exc
+    if request.poses:
+        poses = request.poses
+
+        def pose_progress(done: int, total: int) -> None:
+            if progress is not None:
+                progress(f"pose-space modes ({done}/{total} poses)", share + (1.0 - share) * done / max(total, 1))
+
+        prepared.posespace = prepare_pose_space(
+            prepared,
+            np.array([pose.p for pose in poses]),
+            frames=[pose.frame for pose in poses],
+            contacts=[pose.contact for pose in poses],
+            progress=pose_progress,
+            cancelled=cancelled,
+        )
     if progress is not None:
         progress("done", 1.0)
     return prepared
@@ -469,6 +555,7 @@ def install_session(
         end=request.end,
         geometry=request.geometry,
         snapshot=request.snapshot,
+        poses=request.poses,
     )
     _SESSIONS[obj.session_uid] = session
     s = settings(obj)
@@ -652,6 +739,7 @@ def current_session(
         or session.solver != solver_settings(s, scene)
         or (session.start, session.end) != tuple(want)
         or session.snapshot != settings_snapshot(s)
+        or session.poses_stale
     ):
         drop_session(obj)
         return None
@@ -664,7 +752,11 @@ def settings_snapshot(s: SkinmodesSettings) -> tuple[object, ...]:
     The character's settings come from core/settings.py (stage "character");
     the solver's are compared through :func:`solver_settings`.
     """
-    return (*(getattr(s, name) for name in setting_names("character")), controls_signature(s.id_data))
+    return (
+        *(getattr(s, name) for name in setting_names("character")),
+        controls_signature(s.id_data),
+        poses_signature(s),
+    )
 
 
 def sample_range(session: Session, scene: bpy.types.Scene, frames: list[int]) -> None:

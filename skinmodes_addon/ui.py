@@ -180,6 +180,51 @@ class SKINMODES_PT_output(_Panel, bpy.types.Panel):
             box.operator("skinmodes.clear_bake", icon="TRASH")
 
 
+def blend_line(obj: bpy.types.Object, frame: int) -> str | None:
+    """'frame 40 62 %, rest 38 %': the poses blended at ``frame`` by the object's session, if it has one."""
+    from .session import session_for  # late import: session imports bpy-heavy modules
+
+    session = session_for(obj)
+    if session is None or session.prepared.posespace is None or frame not in session.rig:
+        return None
+    ps = session.prepared.posespace
+    w = ps.model.pose_weights(session.rig[frame])
+    names = ["rest" if f < 0 else f"frame {f}" for f in ps.frames]
+    parts = [f"{n} {100 * x:.0f} %" for n, x in sorted(zip(names, w), key=lambda t: -abs(t[1])) if abs(x) >= 0.005]
+    return ", ".join(parts)
+
+
+class SKINMODES_PT_posespace(_Panel, bpy.types.Panel):
+    """Training poses: where skin presses on skin, the jiggle holds still (Xu & Barbič's contact-aware modes)."""
+
+    bl_label = "Pose-Space"
+    bl_parent_id = "SKINMODES_PT_main"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context: bpy.types.Context) -> None:
+        obj = active_mesh(context)
+        s = settings(obj)
+        layout = self.layout
+        # One row per pose (a handful): frame, contact, its group, and a remove button.
+        for i, pose in enumerate(s.poses):
+            row = layout.row(align=True)
+            row.prop(pose, "frame", text="Frame")
+            row.prop(pose, "contact", text="")
+            if pose.contact == "GROUP":
+                row.prop_search(pose, "contact_group", obj, "vertex_groups", text="")
+            row.operator("skinmodes.remove_pose", icon="X", text="").index = i
+        layout.operator("skinmodes.add_pose", icon="ADD", text="Add Current Frame")
+        if not len(s.poses):
+            layout.label(text="Add frames where skin presses on skin", icon="INFO")
+            layout.label(text="(a bent elbow, a curled tail): no jiggle into it")
+            return
+        line = blend_line(obj, context.scene.frame_current) if context.scene else None
+        if line:
+            layout.label(text=f"Blended here: {line}", icon="MOD_VERTEX_WEIGHT")
+        else:
+            layout.label(text="Compute Modes (or preview) to blend the poses", icon="INFO")
+
+
 class SKINMODES_PT_inspect(_Panel, bpy.types.Panel):
     bl_label = "Inspect"
     bl_parent_id = "SKINMODES_PT_main"
@@ -200,6 +245,7 @@ CLASSES = (
     SKINMODES_PT_subspace,
     SKINMODES_PT_simulation,
     SKINMODES_PT_physics,
+    SKINMODES_PT_posespace,
     SKINMODES_PT_output,
     SKINMODES_PT_inspect,
 )

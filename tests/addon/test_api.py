@@ -86,3 +86,24 @@ def test_skinmodes_api_works_when_installed_from_another_repository(dev_zip, tmp
         "user_default": False,
         "alias_after_disable": False,
     }
+
+
+def test_training_poses_through_the_api(addon, creature):
+    """set_poses replaces the list after checking every pair (nothing changes on a bad one); poses reads it."""
+    import skinmodes_api as api
+
+    obj, _, _ = creature
+    obj.vertex_groups.new(name="crease")
+    api.set_poses(obj, [(12, "auto"), (18, "crease"), (20, "NONE")])
+    assert api.poses(obj) == [(12, "auto"), (18, "crease"), (20, "none")]
+    for bad, message in (
+        ([(12, "auto"), (12, "none")], "frame 12 is given twice"),
+        ([(4.5, "auto")], "must be a whole number"),
+        ([(4, "gone")], "neither 'auto', 'none' nor a vertex group"),
+        ([(4,)], "a (frame, contact) pair"),
+    ):
+        with pytest.raises(api.SkinmodesError, match=message.replace("(", r"\(").replace(")", r"\)")):
+            api.set_poses(obj, bad)
+        assert api.poses(obj) == [(12, "auto"), (18, "crease"), (20, "none")]
+    api.set_poses(obj, [])
+    assert api.poses(obj) == []

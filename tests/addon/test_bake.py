@@ -184,3 +184,30 @@ def test_bake_never_touches_actions_or_keyframes(addon, creature, tmp_path, outp
     if ours:
         bpy.data.actions.remove(bpy.data.actions[ours], do_unlink=True)
     assert actions_fingerprint(bpy) == before
+
+
+def test_preview_equals_bake_with_a_training_pose(addon, creature, tmp_path):
+    """The pose-space path (a training pose with painted contact) goes through the same frame
+    simulation for the preview and the bake: equal to float32 round-off in any order of frames."""
+    import bpy
+
+    from tests.addon.test_session import tip_group
+
+    obj, _, scene = creature
+    tip_group(obj)
+    pose = obj.skinmodes.poses.add()
+    pose.frame, pose.contact, pose.contact_group = 12, "GROUP", "tip"
+    save(bpy, tmp_path)
+    obj.skinmodes.live_preview = True
+    shown = {}
+    for f in [12, 3, 24, 1, 17, 16, 5]:
+        scene.frame_set(f)
+        shown[f] = evaluated(bpy, obj)
+    obj.skinmodes.live_preview = False
+    assert bpy.ops.skinmodes.bake(output="PC2") == {"FINISHED"}
+    moved = 0.0
+    for f, pos in shown.items():
+        scene.frame_set(f)
+        assert np.abs(evaluated(bpy, obj) - pos).max() < 1e-5, f
+        moved = max(moved, np.abs(pos - evaluated_rig(bpy, obj, scene, f)).max())
+    assert moved > 1e-3

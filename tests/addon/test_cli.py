@@ -73,3 +73,41 @@ def test_cli_usage_errors_exit_2(dev_zip, shot, tmp_path):
     out = run_cli(dev_zip, tmp_path, "bake", "--object", "Creature", "--output", "gif")
     assert out.returncode == 2
     assert out.stderr.strip().splitlines()[-1].startswith("skinmodes: usage error:")
+
+
+def test_cli_poses_reach_the_bake_and_are_saved_and_a_bad_one_changes_nothing(dev_zip, shot, tmp_path):
+    """--pose FRAME[:CONTACT] replaces the object's training poses: the bake's summary lists the poses
+    it blended, the saved .blend keeps them, and a contact that names no vertex group is refused in
+    one line before anything changes."""
+    import bpy
+
+    before = shot.read_bytes()
+    out = run_cli(
+        dev_zip,
+        tmp_path,
+        *("bake", "--blend", str(shot), "--object", "Creature", "--frames", "1-12"),
+        "--pose",
+        "6:gone",
+    )
+    assert out.returncode == 1 and shot.read_bytes() == before
+    assert (
+        out.stderr.strip()
+        .splitlines()[-1]
+        .startswith(
+            "skinmodes: error: the contact 'gone' of the pose at frame 6 is neither 'auto', 'none' nor a vertex group"
+        )
+    )
+    out = run_cli(
+        dev_zip,
+        tmp_path,
+        *("bake", "--blend", str(shot), "--object", "Creature", "--frames", "1-12"),
+        *("--pose", "6", "--pose", "10:none"),
+    )
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout.strip().splitlines()[-1])
+    assert [f for f, _ in summary["poses"]] == [6, 10] and summary["poses"][1][1] == 0
+    bpy.ops.wm.open_mainfile(filepath=str(shot))
+    poses = [(p.frame, p.contact) for p in bpy.data.objects["Creature"].skinmodes.poses]
+    assert poses == [(6, "AUTO"), (10, "NONE")]
+    out = run_cli(dev_zip, tmp_path, "bake", "--object", "Creature", "--pose", "x")
+    assert out.returncode == 2 and "FRAME[:CONTACT]" in out.stderr.strip().splitlines()[-1]

@@ -197,3 +197,30 @@ def test_every_operator_reports_through_the_one_helper(addon):
             method = cls.__dict__.get(name)
             if method is not None:
                 assert hasattr(method, "__wrapped__"), f"{cls.__name__}.{name} does not use reports_errors"
+
+
+def test_add_pose_takes_the_current_frame_and_refuses_the_rest_frame_and_repeats(addon, creature):
+    """Refusals are one-line ERROR reports (bpy.ops raises them as RuntimeError) that change nothing."""
+    import bpy
+
+    obj, _, scene = creature
+    s = obj.skinmodes
+    scene.frame_set(1)
+    with pytest.raises(RuntimeError, match="frame 1 is the rest frame"):
+        bpy.ops.skinmodes.add_pose()
+    assert len(s.poses) == 0
+    scene.frame_set(12)
+    assert bpy.ops.skinmodes.add_pose() == {"FINISHED"}
+    assert [p.frame for p in s.poses] == [12] and s.poses[0].contact == "AUTO"
+    with pytest.raises(RuntimeError, match="frame 12 is already a training pose"):
+        bpy.ops.skinmodes.add_pose()
+    assert len(s.poses) == 1
+    scene.frame_set(20)
+    assert bpy.ops.skinmodes.add_pose() == {"FINISHED"}
+    assert bpy.ops.skinmodes.remove_pose(index=0) == {"FINISHED"}
+    assert [p.frame for p in s.poses] == [20]
+    with pytest.raises(RuntimeError, match="there is no training pose 5"):
+        bpy.ops.skinmodes.remove_pose(index=5)
+    assert len(s.poses) == 1
+    assert bpy.ops.skinmodes.remove_pose() == {"FINISHED"} and len(s.poses) == 0
+    assert not bpy.ops.skinmodes.remove_pose.poll()

@@ -92,6 +92,29 @@ def test_every_panel_draws_its_rows_on_a_skinned_mesh(addon, creature, capfd):
     assert operators(drawn["SKINMODES_PT_output"]) == ["skinmodes.bake"]
     assert props(drawn["SKINMODES_PT_inspect"]) == ["inspect_mode"]
     assert operators(drawn["SKINMODES_PT_inspect"]) == ["skinmodes.show_mode", "skinmodes.hide_mode"]
+    assert operators(drawn["SKINMODES_PT_posespace"]) == ["skinmodes.add_pose"]
+    assert "Add frames where skin presses on skin" in texts(drawn["SKINMODES_PT_posespace"])
+
+
+def test_pose_space_panel_lists_the_poses_and_shows_the_blend(addon, creature):
+    """With a pose added, the panel shows a row per pose (frame, contact, its group, remove); once the
+    modes are computed and the rig sampled, the line of blended poses at the current frame."""
+    import bpy
+
+    obj, _, scene = creature
+    scene.frame_set(12)
+    assert bpy.ops.skinmodes.add_pose() == {"FINISHED"}
+    obj.skinmodes.poses[0].contact = "GROUP"
+    items = draw(bpy, addon.ui.SKINMODES_PT_posespace.draw)
+    shown = [i["rna"].split(".")[-1].split("[")[0] for i in items if i.get("rna", "").startswith("SkinmodesPose.")]
+    assert shown[0] == "frame" and shown[-1] == "contact_group" and set(shown) == {"frame", "contact", "contact_group"}
+    assert operators(items) == ["skinmodes.remove_pose", "skinmodes.add_pose"]
+    assert "Compute Modes (or preview) to blend the poses" in texts(items)
+    obj.skinmodes.poses[0].contact = "AUTO"
+    session = addon.session.build_session(obj, scene)
+    addon.session.sample_range(session, scene, [12])
+    line = [t for t in texts(draw(bpy, addon.ui.SKINMODES_PT_posespace.draw)) if t.startswith("Blended here")]
+    assert line == ["Blended here: frame 12 100 %"]
 
 
 def test_panels_follow_the_settings_and_show_the_status(addon, skinned, tmp_path):

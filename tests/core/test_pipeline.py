@@ -410,3 +410,15 @@ def test_physics_skin_leaves_the_poses_out_and_says_so(skinned):
     ps = prepare_pose_space(skinned, swing(2 * np.pi)[None], frames=[9])
     sim = FrameSimulation(skinned, SolverSettings(physics_skin=True), 1, 5, swing, posespace=ps)
     assert sim.posespace is None and any("training poses are not used" in w for w in sim.warnings)
+
+
+def test_poses_with_the_same_rotations_are_refused_naming_the_frames(prepared):
+    from core.pipeline import prepare_pose_space
+
+    p = swing(2 * np.pi)
+    moved = p.reshape(-1, 3, 4).copy()
+    moved[:, :, 3] += 1.0  # the same pose, the whole rig moved
+    with pytest.raises(SimulationError, match="frame 9 and frame 30 have the same bone rotations"):
+        prepare_pose_space(prepared, np.array([p, moved.ravel()]), frames=[9, 30])
+    with pytest.raises(SimulationError, match="the rest frame and frame 4"):
+        prepare_pose_space(prepared, swing(0.0)[None], frames=[4])

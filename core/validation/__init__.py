@@ -1,3 +1,3 @@
 """Validation only, never shipped in the extension: the full-space reference simulator, the test
-scenes, the bent-limb accuracy case and the displacement-mode baseline (tests and benchmark).
+scenes, the bent-limb and contact-fold cases and the displacement-mode baseline (tests, benchmark).
 """

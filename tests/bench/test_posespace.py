@@ -49,9 +49,16 @@ def test_quick_section_has_every_figure(quick_posespace):
     for a in p["accuracy"]:
         assert 0 < a["rest_mean"] <= a["rest_max"] and a["max_u"] > 0
         assert a["refused"] is not None or a["posespace_mean"] <= a["posespace_max"]
+    c = p["contact"]
+    assert len(c["rig"]) == len(c["rest_modes"]) == len(c["contact_aware"]) == c["steps"]
+    assert c["contacts"] > 0 and c["contact_pose_s"] > 0
+    # Contact-aware modes never push past the rig's own (1e-9: round-off of the stick rows).
+    assert all(a <= r + 1e-9 for a, r in zip(c["contact_aware"], c["rig"]))
 
 
 def test_report_has_the_section_and_the_seed(quick_posespace):
     _, out = quick_posespace
     report = (out / "REPORT.md").read_text()
     assert "## 8. Pose-space subspaces" in report and "gorilla r = 100: 1.33 ms" in report
+    assert "(plots/posespace_contact.png)" in report
+    assert (out / "plots" / "posespace_contact.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -422,3 +422,17 @@ def test_poses_with_the_same_rotations_are_refused_naming_the_frames(prepared):
         prepare_pose_space(prepared, np.array([p, moved.ravel()]), frames=[9, 30])
     with pytest.raises(SimulationError, match="the rest frame and frame 4"):
         prepare_pose_space(prepared, swing(0.0)[None], frames=[4])
+
+
+def test_pose_space_modes_can_be_cancelled_between_poses(prepared):
+    from core.pipeline import Cancelled, prepare_pose_space
+
+    asked = []
+
+    def cancelled():
+        asked.append(1)
+        return True
+
+    with pytest.raises(Cancelled, match="cancelled; nothing was changed"):
+        prepare_pose_space(prepared, swing(2 * np.pi)[None], frames=[9], cancelled=cancelled)
+    assert asked and prepared.posespace is None

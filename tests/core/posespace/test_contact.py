@@ -7,45 +7,18 @@ beyond round-off; the penetration bound is stated where it is asserted.
 
 import numpy as np
 import pytest
-from scipy.spatial import cKDTree
 
 from core.dynamics.simulator import SimulationSettings, Simulator
 from core.model.constraint import complementarity_matrix
-from core.model.materials import Material
-from core.model.rig import lbs_positions, rig_parameters
 from core.posespace.contact import contact_vertices, stick_rows, surface_edge_length
-from core.posespace.model import build_pose_space, detect_contacts
+from core.posespace.model import build_pose_space
 from core.posespace.simulator import PoseSpaceSimulator
-from core.subspace.reduced import build_reduced_model
-from core.validation.scenes import bar_scene, rotation_z
-
-H = 1.0 / 48.0
-
-
-def folded(snap_t=None):
-    """Bone maps (5, 3, 4) of the U; with snap_t (s), the left arm swung away sideways and back."""
-    A = np.tile(np.eye(4)[:3], (5, 1, 1))
-    for b, (degrees, pivot) in {0: (-90, 1.5), 1: (-90, 1.5), 3: (90, 2.5), 4: (90, 2.5)}.items():
-        R, c = rotation_z(np.radians(degrees)), np.array([pivot, 0.0, 0.0])
-        A[b, :, :3], A[b, :, 3] = R, c - R @ c
-    if snap_t is not None and snap_t > 0:
-        A[0:2, 0, 3] -= 0.25 * (1.0 - np.cos(2.0 * np.pi * 3.0 * snap_t))  # 3 Hz: away, then snapped back
-    return A
-
-
-class U:
-    def __init__(self):
-        self.scene = bar_scene(length=4.0, cells_per_unit=3, bones=5)
-        self.material = Material.uniform(self.scene.mesh.t, 2e4, 0.0, 1000.0)
-        self.rest = build_reduced_model(self.scene.mesh, self.material, self.scene.rig, m=12, r=60)
-        self.pose = rig_parameters(folded())
-        self.posed = lbs_positions(self.scene.mesh.X, self.scene.rig.weights, folded())
-        self.contacts = detect_contacts(self.rest, self.pose[None])[0]
+from core.validation.contact_fold import H, build_fold, penetration
 
 
 @pytest.fixture(scope="module")
 def u_scene():
-    return U()
+    return build_fold()
 
 
 def test_the_fold_presses_the_inner_faces_together_and_rest_has_no_contact(u_scene):
@@ -80,30 +53,16 @@ def test_contact_aware_modes_vanish_at_the_contact_and_stay_complementary(u_scen
 
 def test_secondary_motion_does_not_push_skin_through_skin_in_contact(u_scene):
     """The left arm swings away and snaps back onto the right one (a fast rig motion that never
-    penetrates by itself).  Penetration: how far a left-arm contact vertex gets past its nearest
-    right-arm contact vertex along x.  Without contact-aware modes the flesh overshoots into the
-    other arm (measured 0.24 of the bar's width); with them it stays at the rig's own (0), to
-    1e-9 of the width."""
-    s, C = u_scene.scene, u_scene.contacts
-    left, right = C[s.mesh.X[C, 0] < 2.0], C[s.mesh.X[C, 0] > 2.0]
-    facing = right[cKDTree(u_scene.posed[right]).query(u_scene.posed[left])[1]]
+    penetrates by itself; core/validation/contact_fold.py).  Without contact-aware modes the flesh
+    overshoots into the other arm (measured 0.24 of the bar's width); with them it stays at the
+    rig's own (0), to 1e-9 of the width."""
     settings = SimulationSettings(time_step=H)
     plain = Simulator(u_scene.rest, settings)
     aware = PoseSpaceSimulator(
-        build_pose_space(u_scene.rest, u_scene.material, u_scene.pose[None], contacts=[C]), settings
+        build_pose_space(u_scene.rest, u_scene.material, u_scene.pose[None], contacts=[u_scene.contacts]), settings
     )
-    depth = {}
-    for name, sim in (("plain", plain), ("aware", aware)):
-        state = sim.initial_state(u_scene.pose, p_prev=u_scene.pose)
-        worst, rig_worst = -np.inf, -np.inf
-        for k in range(1, 49):
-            A = folded(k * H)
-            x = lbs_positions(s.mesh.X, s.rig.weights, A)
-            state, _ = sim.step(state, rig_parameters(A))
-            u = sim.displacement(state)
-            worst = max(worst, ((x[left, 0] + u[left, 0]) - (x[facing, 0] + u[facing, 0])).max())
-            rig_worst = max(rig_worst, (x[left, 0] - x[facing, 0]).max())
-        depth[name] = (worst, rig_worst)
-    assert depth["plain"][1] <= 1e-12 and depth["aware"][1] <= 1e-12  # the rig itself never penetrates
-    assert depth["plain"][0] > 0.05  # without: a visible overshoot into the other arm
-    assert depth["aware"][0] <= depth["aware"][1] + 1e-9
+    depth_plain, rig = penetration(u_scene, plain)
+    depth_aware, rig_aware = penetration(u_scene, aware)
+    assert np.array_equal(rig, rig_aware) and rig.max() <= 1e-12  # the rig itself never penetrates
+    assert depth_plain.max() > 0.05  # without: a visible overshoot into the other arm
+    assert (depth_aware <= rig + 1e-9).all()

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from .dynamics.reconstruct import Reconstructor
-from .dynamics.simulator import FILM_FPS, SimState, SimulationSettings, Simulator
+from .dynamics.simulator import FILM_FPS, SimState, SimulationSettings, Simulator, StepReport
 from .dynamics.wobble import damping_coefficient, natural_frequencies, stiffness_scale
 from .errors import RigError, SimulationError, SkinmodesError
 from .geometry.embedding import Embedding, embed_points, embedded_positions, interpolate
@@ -704,20 +704,26 @@ class FrameSimulation:
             for s in range(1, S + 1):
                 a = s / S
                 between = {key: (1.0 - a) * d_a[key] + a * d_b[key] for key in d_b}
-                state, rep = self.simulator.step(
-                    state,
-                    p=between.get("p"),
-                    x_rig=between.get("x_rig"),
-                    frame=g - 1 + a,
-                    stiffness_scale=kappa,
-                    damping=c,
-                )
+                state, rep = self._advance(state, between, g - 1 + a, kappa, c)
             self._states[g] = state
             self.iterations[g] = rep.iterations
             self._guard(g, state)
             self._forget_between_checkpoints(g - 1)
             d_a = d_b
         return state
+
+    def _advance(
+        self, state: SimState | PoseSpaceState, drive: dict[str, np.ndarray], frame: float, kappa: float, c: float
+    ) -> tuple[SimState | PoseSpaceState, StepReport]:
+        """One solver step to ``drive`` ({"p": ...} or {"x_rig": ...}) at stiffness kappa and damping c."""
+        sim = self.simulator
+        if isinstance(sim, PoseSpaceSimulator):
+            assert isinstance(state, PoseSpaceState)
+            return sim.step(state, p=drive["p"], frame=frame, stiffness_scale=kappa, damping=c)
+        assert isinstance(state, SimState)
+        return sim.step(
+            state, p=drive.get("p"), x_rig=drive.get("x_rig"), frame=frame, stiffness_scale=kappa, damping=c
+        )
 
     def _forget_between_checkpoints(self, frame: int) -> None:
         """Over the memory budget, drop the state of ``frame`` unless it is a checkpoint (or the start)."""

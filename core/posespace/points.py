@@ -27,7 +27,7 @@ class PosePoints:
             raise ValueError(f"expected weights for {model.k} poses, got {W.shape[0]}")
         Xn = (np.asarray(rest, dtype=np.float64) - model.rest.centre) / model.rest.scale
         self.model = model
-        self.bases = np.ascontiguousarray(np.stack([lbs_basis(Wi, Xn) for Wi in W]), dtype=dtype)
+        self.bases: np.ndarray = np.ascontiguousarray(np.stack([lbs_basis(Wi, Xn) for Wi in W]), dtype=dtype)
 
     @property
     def count(self) -> int:

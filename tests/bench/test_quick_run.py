@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # The suite runs in the main environment (it has matplotlib for the plots);
 # the 4.2 lane covers core and the add-on on numpy 2.
 pytestmark = pytest.mark.skipif(os.environ.get("SKINMODES_LANE") == "4.2", reason="the bench runs in the main lane")
-SECTIONS = {"scaling", "accuracy", "peers", "table1", "meshing", "characters", "blender", "physskin"}
+SECTIONS = {"scaling", "accuracy", "peers", "table1", "meshing", "characters", "blender", "physskin", "posespace"}
 
 
 def timings(x):

@@ -21,18 +21,12 @@ exactly: J_w (Σ_i w_i W_i) Υ = 0 whenever every J_w W_i = 0.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
-import scipy.sparse as sp
 
 from ..geometry.tetmesh import TetMesh
-from ..model.constraint import constraint_basis, weight_space_constraint
-from ..model.fem import corotational_weight_space_hessian
 from ..model.materials import Material
 from ..model.rig import Rig
-from ..subspace.eigensolve import constrained_eigenmodes
-from ..subspace.skinning_modes import SkinningModes
+from ..subspace.skinning_modes import SkinningModes, skinning_eigenmodes
 from .contact import stick_rows
 
 
@@ -56,19 +50,6 @@ def posed_skinning_modes(
     :mod:`contact`): every weight vanishes there.  Raises :class:`core.errors.MeshError`
     when ``posed`` inverts tets (a collapsed shape has no elastic energy to take modes of).
     """
-    start = time.perf_counter()
-    shape = mesh if posed is None else TetMesh.from_arrays(np.asarray(posed, dtype=np.float64), mesh.T)
-    Hw = corotational_weight_space_hessian(shape, material.mu, material.lam)
-    d = np.ones(mesh.n) if leak is None else leak
-    rows = weight_space_constraint(mesh.X, rig, masses, d)
-    if stick is not None and len(stick):
-        rows = sp.vstack([rows, stick_rows(stick, masses)]).tocsr()
-    Y = constraint_basis(rows, masses)
-    res = constrained_eigenmodes(Hw, masses, Y, m, coords=shape.X, backend=backend)
-    return SkinningModes(
-        weights=res.vectors,
-        eigenvalues=res.eigenvalues,
-        constraint_rank=Y.shape[1],
-        seconds=time.perf_counter() - start,
-        backend=res.backend,
-    )
+    shape = None if posed is None else TetMesh.from_arrays(np.asarray(posed, dtype=np.float64), mesh.T)
+    rows = None if stick is None or len(stick) == 0 else stick_rows(stick, masses)
+    return skinning_eigenmodes(mesh, material, masses, rig, leak, m, backend, shape=shape, extra_rows=rows)

@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..geometry.tetmesh import TetMesh
 from ..model.constraint import constraint_basis, weight_space_constraint
@@ -40,20 +41,27 @@ def skinning_eigenmodes(
     leak: np.ndarray | None,
     m: int,
     backend: str = "superlu",
+    shape: TetMesh | None = None,
+    extra_rows: sp.spmatrix | None = None,
 ) -> SkinningModes:
     """Solve eq. 22 for m material-aware, rig-complementary skinning weights.
 
     masses: (n,) lumped vertex masses (M_w); leak: (n,) momentum-leak field d.
     ``rig=None`` gives the unconstrained modes (the first is constant).
+    shape: another tet mesh of the same tets (a posed shape) whose Hessian replaces
+    ``mesh``'s; extra_rows (k x n): more weight-space constraint rows, stacked under the
+    complementarity rows (contact, ``core.posespace.contact``).  Both are pose-space options.
     """
     start = time.perf_counter()
-    Hw = corotational_weight_space_hessian(mesh, material.mu, material.lam)
-    if rig is None:
-        Y = np.zeros((mesh.n, 0))
-    else:
+    Hw = corotational_weight_space_hessian(mesh if shape is None else shape, material.mu, material.lam)
+    rows = None
+    if rig is not None:
         d = np.ones(mesh.n) if leak is None else leak
-        Y = constraint_basis(weight_space_constraint(mesh.X, rig, masses, d), masses)
-    res = constrained_eigenmodes(Hw, masses, Y, m, coords=mesh.X, backend=backend)
+        rows = weight_space_constraint(mesh.X, rig, masses, d)
+    if extra_rows is not None and extra_rows.shape[0]:
+        rows = extra_rows if rows is None else sp.vstack([rows, extra_rows]).tocsr()
+    Y = np.zeros((mesh.n, 0)) if rows is None else constraint_basis(rows, masses)
+    res = constrained_eigenmodes(Hw, masses, Y, m, coords=(mesh if shape is None else shape).X, backend=backend)
     return SkinningModes(
         weights=res.vectors,
         eigenvalues=res.eigenvalues,

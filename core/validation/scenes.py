@@ -35,6 +35,15 @@ def rotation_z(angle: float) -> np.ndarray:
     return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
 
 
+def rotated_transforms(A: np.ndarray, R: np.ndarray) -> np.ndarray:
+    """Bone maps (b, 3, 4) of the same rig motion for the problem rotated by R (3, 3): rest X' = R X,
+    so x' = R x and A' = R A R^T (as 4 x 4 maps)."""
+    R4 = np.eye(4)
+    R4[:3, :3] = R
+    A4 = np.concatenate([A, np.tile([[[0.0, 0.0, 0.0, 1.0]]], (len(A), 1, 1))], axis=1)
+    return (R4 @ A4 @ R4.T)[:, :3, :]
+
+
 def random_rotation(rng: np.random.Generator) -> np.ndarray:
     """A uniformly random rotation matrix (3, 3)."""
     q, r = np.linalg.qr(rng.standard_normal((3, 3)))

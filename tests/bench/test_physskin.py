@@ -7,16 +7,14 @@ paired ratios are consistent spreads, and that the report and plots exist.
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.bench.helpers import quick_section
+
 pytestmark = pytest.mark.skipif(os.environ.get("SKINMODES_LANE") == "4.2", reason="the bench runs in the main lane")
 VARIANTS = {"arap", "warm", "cold", "shipped", "direct"}
 METHODS = {"lbs", "blended", "shipped", "blended_arap", "per_bone"}
@@ -36,17 +34,7 @@ def numbers(x):
 
 @pytest.fixture(scope="module")
 def quick_physskin(tmp_path_factory):
-    out = tmp_path_factory.mktemp("bench-physskin")
-    proc = subprocess.run(
-        [sys.executable, "-m", "bench", "--quick", "--only", "physskin", "--out", str(out)],
-        cwd=ROOT,
-        env=dict(os.environ, PYTHONPATH=str(ROOT)),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return json.loads((out / "results.json").read_text()), out
+    return quick_section("physskin", tmp_path_factory.mktemp("bench-physskin"))
 
 
 def test_quick_section_has_every_figure_and_all_are_finite(quick_physskin):

@@ -6,34 +6,20 @@ every figure the report reads is there and consistent, and that the report shows
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
+from tests.bench.helpers import quick_section
 from tests.bench.test_physskin import numbers
 
-ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(os.environ.get("SKINMODES_LANE") == "4.2", reason="the bench runs in the main lane")
 
 
 @pytest.fixture(scope="module")
 def quick_posespace(tmp_path_factory):
-    out = tmp_path_factory.mktemp("bench-posespace")
-    proc = subprocess.run(
-        [sys.executable, "-m", "bench", "--quick", "--only", "posespace", "--out", str(out)],
-        cwd=ROOT,
-        env=dict(os.environ, PYTHONPATH=str(ROOT)),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return json.loads((out / "results.json").read_text()), out
+    return quick_section("posespace", tmp_path_factory.mktemp("bench-posespace"))
 
 
 def test_quick_section_has_every_figure(quick_posespace):

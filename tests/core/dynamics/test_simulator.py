@@ -17,7 +17,7 @@ from core.model.constraint import complementarity_matrix
 from core.model.materials import Material
 from core.model.rig import LBSRig, rig_parameters
 from core.subspace.reduced import assemble_model, build_reduced_model
-from core.validation.scenes import bar_scene, random_rotation
+from core.validation.scenes import bar_scene, random_rotation, rotated_transforms
 
 H = 1.0 / 48.0
 
@@ -39,10 +39,7 @@ def simulate(sim, scene, steps, amplitude=1.2, spin=0.0, rotate=None, **kw):
     def pose(t):
         A = scene.transforms(t, amplitude=amplitude, frequency=1.5, spin=spin)
         if rotate is not None:
-            R4 = np.eye(4)
-            R4[:3, :3] = rotate
-            A4 = np.concatenate([A, np.tile([[[0, 0, 0, 1.0]]], (len(A), 1, 1))], axis=1)
-            A = (R4 @ A4 @ R4.T)[:, :3, :]  # x' = R x  for rest X' = R X
+            A = rotated_transforms(A, rotate)  # x' = R x  for rest X' = R X
         return rig_parameters(A)
 
     state = sim.initial_state(pose(0.0))

@@ -7,7 +7,7 @@ from core.model.fem import lumped_mass
 from core.model.materials import Material
 from core.model.rig import rig_parameters
 from core.posespace.modes import posed_skinning_modes
-from core.validation.scenes import bar_scene, rotation_z
+from core.validation.scenes import bar_scene, rotated_transforms, rotation_z
 
 M_MODES = 6
 
@@ -66,13 +66,27 @@ class Swing:
         """Rig parameters at time t (s) of the swing (1 Hz), optionally for the rotated problem."""
         A = self.scene.transforms(t, amplitude=kw.pop("amplitude", self.AMPLITUDE), frequency=1.0, **kw)
         if rotate is not None:
-            R4 = np.eye(4)
-            R4[:3, :3] = rotate
-            A4 = np.concatenate([A, np.tile([[[0, 0, 0, 1.0]]], (len(A), 1, 1))], axis=1)
-            A = (R4 @ A4 @ R4.T)[:, :3, :]  # x' = R x for rest X' = R X
+            A = rotated_transforms(A, rotate)  # x' = R x for rest X' = R X
         return rig_parameters(A)
 
 
 @pytest.fixture(scope="package", params=[0.0, 0.35], ids=["arap", "corotational"])
 def swing(request):
     return Swing(request.param)
+
+
+def own_model(swing, i):
+    """The ordinary reduced model on training pose i's aligned basis (what the blend must equal there)."""
+    from core.model.rig import LBSRig
+    from core.subspace.reduced import assemble_model
+
+    return assemble_model(
+        swing.scene.mesh,
+        swing.material,
+        swing.rest.masses,
+        swing.rest.leak,
+        LBSRig(swing.scene.rig.weights),
+        swing.model.alignment.bases[i],
+        swing.rest.eigenvalues,
+        swing.rest.labels,
+    )

@@ -4,9 +4,8 @@ import numpy as np
 import pytest
 
 from core.errors import MeshError
-from core.model.rig import LBSRig
 from core.posespace.model import build_pose_space, rest_pose
-from core.subspace.reduced import assemble_model
+from tests.core.posespace.conftest import own_model
 
 PRODUCTS = ("A_L", "A_M", "C_W", "A_LR", "A_MR")
 
@@ -31,16 +30,7 @@ def test_at_each_training_pose_the_blend_is_that_poses_own_model(swing):
     for i, p in enumerate(m.poses):
         np.testing.assert_allclose(m.pose_weights(p), np.eye(m.k)[i], atol=1e-10)
         blended, gravity = m.at(p)
-        own = assemble_model(
-            swing.scene.mesh,
-            swing.material,
-            swing.rest.masses,
-            swing.rest.leak,
-            LBSRig(swing.scene.rig.weights),
-            m.alignment.bases[i],
-            swing.rest.eigenvalues,
-            swing.rest.labels,
-        )
+        own = own_model(swing, i)
         assert_products_equal(blended, own, 1e-10)
         np.testing.assert_allclose(blended.weights, m.alignment.bases[i], atol=1e-10)
         Y = own.basis()

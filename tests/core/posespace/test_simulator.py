@@ -15,6 +15,7 @@ from core.posespace.model import assemble_pose_space, rest_pose
 from core.posespace.simulator import PoseSpaceSimulator
 from core.subspace.reduced import assemble_model
 from core.validation.scenes import random_rotation
+from tests.core.posespace.conftest import own_model
 
 
 def run(sim, poses):
@@ -93,16 +94,7 @@ def test_held_at_a_training_pose_it_is_that_poses_own_solver(swing):
     """Driven towards training pose 1 and held there, the pose-space solver equals the ordinary
     solver on pose 1's own model (its products agree to 1e-10, test_model.py) to 1e-8."""
     m = swing.model
-    own = assemble_model(
-        swing.scene.mesh,
-        swing.material,
-        swing.rest.masses,
-        swing.rest.leak,
-        LBSRig(swing.scene.rig.weights),
-        m.alignment.bases[1],
-        swing.rest.eigenvalues,
-        swing.rest.labels,
-    )
+    own = own_model(swing, 1)
     settings = SimulationSettings(time_step=swing.H)
     p0, p1 = m.poses[1], m.poses[1].copy()
     p1.reshape(-1, 3, 4)[:, :, 3] += np.array([0.0, 0.4, 0.0])  # a jerk of the held pose: same rotations

@@ -26,3 +26,16 @@ def test_helpers_are_deterministic():
     R = random_rotation(np.random.default_rng(0))
     assert np.allclose(R @ R.T, np.eye(3)) and np.isclose(np.linalg.det(R), 1.0)
     assert grid_scene(5, 2).mesh.n == 125
+
+
+def test_rotated_transforms_move_the_rotated_rest_shape_to_the_rotated_pose():
+    """A' (R X) = R (A X) for every bone (1e-12: two 4 x 4 products of round-off)."""
+    from core.validation.scenes import bar_scene, random_rotation, rotated_transforms
+
+    scene = bar_scene(cells_per_unit=2, bones=3)
+    A = scene.transforms(0.3, amplitude=1.5, spin=0.7)
+    R = random_rotation(np.random.default_rng(5))
+    Ar = rotated_transforms(A, R)
+    X = scene.mesh.X[:20]
+    for a, ar in zip(A, Ar):
+        np.testing.assert_allclose((X @ R.T) @ ar[:, :3].T + ar[:, 3], (X @ a[:, :3].T + a[:, 3]) @ R.T, atol=1e-12)

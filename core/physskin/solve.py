@@ -109,14 +109,47 @@ def rest_gradient(K: sp.csr_matrix, volumes: np.ndarray, mu: np.ndarray, lam: np
     return K.T @ per.ravel()
 
 
+def divergence_rows(mesh: TetMesh, R: np.ndarray) -> np.ndarray:
+    """The entries (t, 4, 3) of D(R): row e holds R_e grad N_a at vertex a's three dofs, R (t, 3, 3)."""
+    # g[t, a, i] = sum_j G[t, a, j] R[t, i, j]: a batched product with R^T made contiguous first
+    # (24k tets: 1.8 ms; 3.0 ms on the strided view, 5.8 ms as an einsum, which loops).
+    return np.matmul(mesh.gradients, np.ascontiguousarray(np.swapaxes(R, 1, 2)))
+
+
 def rotated_divergence(mesh: TetMesh, R: np.ndarray) -> sp.csr_matrix:
     """D(R) (t x 3n): (D x)_e = tr(R_e^T F_e) = sum_a x_a . (R_e grad N_a), R (t, 3, 3).
 
     R may be any (t, 3, 3) field: with cofactors in its place, D x is the linearised volume.
     """
-    g = np.einsum("tij,taj->tai", R, mesh.gradients)  # (t, 4, 3)
+    g = divergence_rows(mesh, R)
     cols = (3 * mesh.T[:, :, None] + np.arange(3)).reshape(-1)
     return sp.csr_matrix((g.reshape(-1), cols, np.arange(0, 12 * mesh.t + 1, 12)), shape=(mesh.t, 3 * mesh.n))
+
+
+@dataclass(frozen=True)
+class FreePattern:
+    """Where D(R)'s entries land once the pinned dofs are dropped: keep (12 t,) which entries stay,
+    cols (k,) their column among the free dofs, indptr (t + 1,), free_dofs the column count."""
+
+    keep: np.ndarray
+    cols: np.ndarray
+    indptr: np.ndarray
+    free_dofs: int
+
+    @classmethod
+    def of(cls, mesh: TetMesh, free: np.ndarray) -> FreePattern:
+        column = np.full(3 * mesh.n, -1, dtype=np.int64)
+        column[free] = np.arange(len(free))
+        cols = column[(3 * mesh.T[:, :, None] + np.arange(3)).reshape(-1)]
+        keep = cols >= 0
+        indptr = np.concatenate([[0], np.cumsum(keep.reshape(mesh.t, 12).sum(axis=1))])
+        return cls(keep, cols[keep], indptr, len(free))
+
+    def matrix(self, g: np.ndarray) -> sp.csr_matrix:
+        """D(R) restricted to the free dofs (t x 3(n - p)) from its entries g (t, 4, 3)."""
+        return sp.csr_matrix(
+            (g.reshape(-1)[self.keep], self.cols, self.indptr), shape=(len(self.indptr) - 1, self.free_dofs)
+        )
 
 
 @dataclass
@@ -141,6 +174,18 @@ class PhysicsSkin:
     factor: SPDSolver = field(repr=False)  # of Ls restricted to the free vertices
     precondition: SPDSolver | None = field(repr=False)  # of the scalar Laplacian weighted by 2 mu + lam
     last_iterations: int = 0
+    # The iterations run on the free dofs alone (about half the vertices of a character are pins):
+    # Ls's free-free and free-pinned blocks, and where D(R)'s free entries land.
+    Ls_ff: sp.csr_matrix = field(default=None, repr=False)  # type: ignore[assignment]
+    Ls_fp: sp.csr_matrix = field(default=None, repr=False)  # type: ignore[assignment]
+    pattern: FreePattern = field(default=None, repr=False)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        fv = self.free_vertices
+        rows = self.Ls[fv]
+        self.Ls_ff = sp.csr_matrix(rows[:, fv])
+        self.Ls_fp = sp.csr_matrix(rows[:, self.pins])
+        self.pattern = FreePattern.of(self.mesh, self.free)
 
     @classmethod
     def build(
@@ -208,8 +253,11 @@ class PhysicsSkin:
             u[fv] = self._arap(u, rhs)
             self.last_iterations = 0
             return self.mesh.X + u
-        apply = self._product(rotated_divergence(self.mesh, R))
-        b = (rhs - apply(u))[fv]
+        g = divergence_rows(self.mesh, R)
+        D = self.pattern.matrix(g)
+        # b = (rhs - A u)[free] with u nonzero at the pins only: D u from the entries, not a matrix.
+        Du = np.einsum("tai,tai->t", g, u[self.mesh.T], optimize=True)
+        b = rhs[fv] - self.Ls_fp @ u[self.pins] - self._volume_term(D, Du)
         if guess is None:
             # This frame's ARAP answer (one scalar back-substitution): it moves with the
             # problem, and the iterations stop relative to it (see conjugate_gradients).
@@ -218,30 +266,22 @@ class PhysicsSkin:
         else:
             x0 = np.asarray(guess, dtype=np.float64)[fv] - self.mesh.X[fv]
 
-        u[fv], self.last_iterations = conjugate_gradients(
-            self._on_free(apply), b, self.precondition.solve, x0, tolerance
-        )
+        u[fv], self.last_iterations = conjugate_gradients(self._product(D), b, self.precondition.solve, x0, tolerance)
         return self.mesh.X + u
 
+    def _volume_term(self, D: sp.csr_matrix, y: np.ndarray) -> np.ndarray:
+        """D^T diag(V lam) y on the free dofs (n - p, 3), for y (t,) and D restricted to them."""
+        return (D.T @ (self.mesh.volumes * self.lam * y)).reshape(-1, 3)
+
     def _product(self, D: sp.csr_matrix) -> Callable[[np.ndarray], np.ndarray]:
-        """v (n, 3) -> (Ls (x) I_3 + D^T diag(V lam) D) v: the Hessian with D = D(R), or D(cof F) for a volume step."""
+        """v (n - p, 3) -> (Ls_ff (x) I_3 + D^T diag(V lam) D) v on the free dofs, pins held at zero: the
+        Hessian with D = D(R), or D(cof F) for a volume step, restricted to the free dofs."""
         c = self.mesh.volumes * self.lam
 
         def apply(v: np.ndarray) -> np.ndarray:
-            return self.Ls @ v + (D.T @ (c * (D @ v.reshape(-1)))).reshape(-1, 3)
+            return self.Ls_ff @ v + (D.T @ (c * (D @ v.reshape(-1)))).reshape(-1, 3)
 
         return apply
-
-    def _on_free(self, apply: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
-        """A product on all vertices (n, 3) restricted to the free ones: (n - p, 3) -> (n - p, 3), pins at zero."""
-        fv = self.free_vertices
-
-        def apply_free(v: np.ndarray) -> np.ndarray:
-            full = np.zeros((self.mesh.n, 3))
-            full[fv] = v
-            return apply(full)[fv]
-
-        return apply_free
 
     def volume_step(self, R: np.ndarray, x: np.ndarray, tolerance: float = TOLERANCE) -> np.ndarray:
         """One Gauss-Newton step (n, 3 positions) from x (n, 3) on the exact-volume energy, pins held.
@@ -263,12 +303,12 @@ class PhysicsSkin:
         F9 = np.ascontiguousarray(Fk.reshape(-1, 9).T)  # (9, t): the layout of polar.cofactors
         C = cofactors(F9)
         J = np.einsum("it,it->t", F9[:3], C[:3])  # det F, by the first row's cofactors
-        D = rotated_divergence(mesh, np.ascontiguousarray(C.T).reshape(-1, 3, 3))
+        D = self.pattern.matrix(divergence_rows(mesh, np.ascontiguousarray(C.T).reshape(-1, 3, 3)))
         shear = (2.0 * mesh.volumes * self.mu)[:, None] * strain
-        grad = (self.K.T @ shear.ravel() + D.T @ (mesh.volumes * self.lam * (J - 1.0))).reshape(-1, 3)
+        grad = (self.K.T @ shear.ravel()).reshape(-1, 3)[fv] + self._volume_term(D, J - 1.0)
         precondition = self.precondition.solve if self.precondition is not None else self.factor.solve
         d, self.last_iterations = conjugate_gradients(
-            self._on_free(self._product(D)), -grad[fv], precondition, np.zeros((len(fv), 3)), tolerance
+            self._product(D), -grad, precondition, np.zeros((len(fv), 3)), tolerance
         )
         out = np.array(x, dtype=np.float64)
         out[fv] += d
@@ -276,8 +316,7 @@ class PhysicsSkin:
 
     def _arap(self, u: np.ndarray, rhs: np.ndarray) -> np.ndarray:
         """Free displacements (n - p, 3) minimising the ARAP part: Ls_ff u_f = rhs_f - Ls_fp u_p."""
-        fv = self.free_vertices
-        return self.factor.solve(rhs[fv] - self.Ls[fv] @ u)
+        return self.factor.solve(rhs[self.free_vertices] - self.Ls_fp @ u[self.pins])
 
     def direct_positions(self, transforms: np.ndarray, R: np.ndarray, force: np.ndarray | None = None) -> np.ndarray:
         """The same pose by assembling and factoring A(R) (exact, refactors every call: the reference)."""

@@ -13,8 +13,11 @@ Lamé parameters from E = 10 kPa):
 * ``arap``: nu = 0, one prefactored scalar back-substitution per frame;
 * ``warm``: nu = 0.45, preconditioned CG started from the previous frame's answer
   (``guess=``), playing forward;
-* ``cold``: nu = 0.45, CG started from the same frame's ARAP answer (the
-  shipped path: scrubbing equals the bake);
+* ``cold``: nu = 0.45, the seed's linear solve: CG started from the same frame's
+  ARAP answer (scrubbing equals the bake);
+* ``shipped``: what the add-on runs (``PhysicsRig.positions``): the ARAP answer and
+  one Gauss-Newton step on the exact volume (``core/physskin/rig.py`` says why it
+  does not start from ``cold``);
 * ``direct``: nu = 0.45, ``direct_positions``: assemble and factor A(R) every
   frame, the seed's per-frame structure (Algorithm 1) and our exact reference.
 
@@ -78,7 +81,7 @@ VARIANTS = {
     "arap": "ARAP (ν = 0), prefactored",
     "warm": "co-rotational ν = 0.45, warm (previous frame)",
     "cold": "co-rotational ν = 0.45, cold",
-    "shipped": "cold + one volume step (shipped)",
+    "shipped": "ARAP + one volume step (shipped)",
     "direct": "per-frame refactor (seed's structure)",
 }
 ORDER = ("arap", "warm", "cold", "shipped", "direct")
@@ -87,7 +90,7 @@ FAST = ("arap", "warm", "cold", "shipped")  # the variants held to the frame-rat
 METHODS = {
     "lbs": "LBS",
     "blended": "physics, blended rotations, ν = 0.45",
-    "shipped": "as shipped: blended, ν = 0.45, + volume step",
+    "shipped": "as shipped: blended, ν = 0.45, ARAP + volume step",
     "blended_arap": "physics, blended rotations, ARAP",
     "per_bone": "physics, per-bone rotations (seed), ν = 0.45",
 }
@@ -191,7 +194,7 @@ def _speed_row(ctx: Context, cells: tuple[int, int], frames: int, rounds: int, e
     def play_shipped() -> float:
         t0 = time.perf_counter()
         for A in poses:
-            corot.positions(A.ravel())  # blended rotations, the linear solve and the volume step
+            corot.positions(A.ravel())  # blended rotations, the ARAP answer and the volume step
         return (time.perf_counter() - t0) / len(poses)
 
     def play_direct() -> float:
@@ -451,10 +454,10 @@ def report_lines(p: dict) -> list[str]:
         "computes the tets' blended rotations and then the positions.  Variants: *ARAP* (ν = 0, one prefactored "
         f"scalar back-substitution); *co-rotational* ν = {p['poisson']:g}, preconditioned CG started from the "
         "previous frame (*warm*, `guess=`) or from the frame's own ARAP answer (*cold*: scrubbing equals the "
-        "bake); *shipped*: cold followed by one Gauss-Newton step on the exact volume (`PhysicsRig.positions`, "
-        "what the add-on runs); the *per-frame refactor* (`direct_positions`: assemble and factor A(R) "
-        "every frame, the seed's Algorithm 1 and our exact reference; it plays one frame in "
-        f"{rows[0]['direct_every']} of the same motion).",
+        "bake; the seed's linear solve); *shipped*: the ARAP answer followed by one Gauss-Newton step on the "
+        "exact volume (`PhysicsRig.positions`, what the add-on runs); the *per-frame refactor* "
+        "(`direct_positions`: assemble and factor A(R) every frame, the seed's Algorithm 1 and our exact "
+        f"reference; it plays one frame in {rows[0]['direct_every']} of the same motion).",
         "",
         "All five run in the bench's one process in rounds of arap warm cold shipped direct and back (a "
         "palindrome: a drift linear over the round cancels from every pair, as in A B B A); frames per second "
@@ -584,8 +587,8 @@ def report_lines(p: dict) -> list[str]:
         f"**Volume against LBS** on the {vol['vertices']:,}-vertex limb ({vol['tets']:,} tets, {vol['pins']} pins "
         "at ν = 0.45): total signed volume change and inverted tets (signed volume ≤ 0), bone 1 twisted about "
         "the axis, then bent about z at the joint (no twist).  *Per-bone* gives each tet its bone's rotation (the "
-        "seed's clusters); *blended* blends the bones' rotations with the tet's weights; *as shipped* adds the "
-        "Gauss-Newton step on the exact volume (det F) that the add-on runs after the linear solve.  "
+        "seed's clusters); *blended* blends the bones' rotations with the tet's weights (the seed's linear solve); "
+        "*as shipped* is what the add-on runs: the ARAP answer and one Gauss-Newton step on the exact volume (det F).  "
         "*At pins*: inverted tets with a pinned vertex (pins follow one bone rigidly; the solve cannot move them).",
         "",
     ]

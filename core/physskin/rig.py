@@ -7,12 +7,14 @@ crack at 180° twists, see ``tests/core/physskin/test_solve.py``), pins are the
 inner flesh around each bone and every vertex bound to one bone alone
 (:func:`assignment.choose_pins`) and the material
 is the jiggle's (Lamé fields per tet, so painted stiffness makes mixed
-materials).  With a volume term, the seed's linear solve is followed by
-:data:`VOLUME_STEPS` Gauss-Newton steps on the exact volume (det F) term
-(:meth:`solve.PhysicsSkin.volume_step`): on CesiumMan's arm bent 90° the joint
-then loses 3.5 % instead of 4.4 % and the bent arm 2.4 % instead of 3.1 %
-(``tests/addon/test_real_characters.py``).  Rig parameters are those of
-``core.model.rig``: (12 b,), the affine bone maps applied to rest positions.
+materials).  With a volume term, a frame is the ARAP answer (one scalar
+back-substitution) followed by :data:`VOLUME_STEPS` Gauss-Newton step on the
+exact volume (det F) term (:meth:`solve.PhysicsSkin.volume_step`); :data:`START`
+says why it does not start from the seed's linear co-rotational solve.  On
+CesiumMan's arm bent 90° the joint loses 3.6 % (the seed's linear solve: 4.4 %)
+and the bent arm 2.4 % (3.1 %) (``tests/addon/test_real_characters.py``).  Rig
+parameters are those of ``core.model.rig``: (12 b,), the affine bone maps applied
+to rest positions.
 
 What the physics skin changes is returned as a *correction* to linear blend
 skinning, c = x_phys - x_LBS on the tet vertices: zero at rest and under any
@@ -35,13 +37,22 @@ from .assignment import choose_pins
 from .rotations import blended_rotations
 from .solve import TOLERANCE, PhysicsSkin
 
-# Gauss-Newton steps on the exact volume after the linear solve.  The first takes
-# most of the gain (CesiumMan's joint at 90°: -4.4 % -> -3.5 %; a second: -3.4 %)
-# for about 0.7x the linear solve's time; more are not worth their cost.
+# Gauss-Newton steps on the exact volume.  From the ARAP answer one step keeps the
+# volume and inverts nothing; a second can invert tets (measured: 60 at a 120° bend
+# with a 180° twist; a step has no line search), and a third gains little.
 VOLUME_STEPS = 1
 # The steps' iterations stop at this share of their starting residual: the volumes
 # they give agree to 0.01 % with 1e-6 (tested), in 10 iterations instead of 18.
 STEP_TOLERANCE = 1e-3
+# Where the volume step starts: "arap" (the ARAP answer, one back-substitution) or
+# "linear" (the seed's co-rotational solve with the linearised volume term, about 20
+# preconditioned iterations).  Measured on the 2,673-vertex limb, ARAP + step against
+# linear + step: 180° twist -1.45 % / -1.79 %, 120° bend -3.5 % / -4.3 %, both
+# -5.0 % / -5.7 %, no inverted tet either way; CesiumMan's bent elbow -2.40 % / -2.34 %
+# (joint -3.57 % / -3.48 %).  The step alone holds det F, which the linear term only
+# approximates, so the linear solve before it buys nothing and costs half the frame
+# (5k-vertex limb: 27 ms against 54 ms).  It stays the bench's "cold" variant.
+START = "arap"
 
 
 @dataclass
@@ -86,9 +97,12 @@ class PhysicsRig:
         """Physics-skinned tet positions (n, 3) for rig parameters p (12 b,); a function of p alone."""
         transforms = np.asarray(p, dtype=np.float64).reshape(-1, 3, 4)
         R = blended_rotations(transforms, self.tet_weights)
-        x = self.skin.positions(transforms, R, tolerance=self.tolerance)
         if self.skin.prefactored:  # ARAP: no volume term to correct
-            return x
+            return self.skin.positions(transforms, R, tolerance=self.tolerance)
+        if START == "arap":
+            x = self.skin.arap_positions(transforms, R)
+        else:  # the seed's linear solve (bench "cold")
+            x = self.skin.positions(transforms, R, tolerance=self.tolerance)
         # The steps are corrections: looser than the linear solve by 1e3 (STEP_TOLERANCE at its
         # default), and as much tighter as a caller asks the rig to be (the invariance tests).
         for _ in range(self.volume_steps):

@@ -275,6 +275,18 @@ class PhysicsSkin:
         """D^T diag(V lam) y on the free dofs (n - p, 3), for y (t,) and D restricted to them."""
         return (D.T @ (self.mesh.volumes * self.lam * y)).reshape(-1, 3)
 
+    def arap_positions(self, transforms: np.ndarray, R: np.ndarray, force: np.ndarray | None = None) -> np.ndarray:
+        """The ARAP part's minimiser (n, 3): the volume term left out, one scalar back-substitution.
+
+        The start of the co-rotational iterations and of the shipped volume step (see ``rig.py``).
+        """
+        u, _ = self._system(transforms, R, None)
+        rhs = -rest_gradient(self.K, self.mesh.volumes, self.mu, np.zeros_like(self.lam), R).reshape(-1, 3)
+        if force is not None:
+            rhs = rhs + np.reshape(force, (-1, 3))
+        u[self.free_vertices] = self._arap(u, rhs)
+        return self.mesh.X + u
+
     def _product(self, D: sp.csr_matrix) -> Callable[[np.ndarray], np.ndarray]:
         """v (n - p, 3) -> (Ls_ff (x) I_3 + D^T diag(V lam) D) v on the free dofs, pins held at zero: the
         Hessian with D = D(R), or D(cof F) for a volume step, restricted to the free dofs."""

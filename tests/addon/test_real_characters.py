@@ -118,8 +118,8 @@ def test_physics_skin_keeps_the_volume_of_a_bent_elbow(addon, tmp_path):
     CesiumMan (imported at x100) in its rest pose with the left forearm turned 90°, Physics
     Skin on and every other setting at its default (Poisson ratio 0.4), measured on the
     add-on's own tet mesh.  The bent limb (tets bound mostly to the upper arm and forearm):
-    LBS -8.5 %, physics skin -2.3 % (bound: 3 %, the issue's).  The joint alone (both
-    weights above 5 %), the hardest part: LBS -19.0 % with 2 inverted tets, physics -3.5 %
+    LBS -8.5 %, physics skin -2.4 % (bound: 3 %, the issue's).  The joint alone (both
+    weights above 5 %), the hardest part: LBS -19.0 % with 2 inverted tets, physics -3.6 %
     with none; bound: at most a quarter of LBS's loss and no inverted tet.
     """
     import bpy

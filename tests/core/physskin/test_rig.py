@@ -82,11 +82,11 @@ def test_rotating_the_whole_problem_rotates_the_answer(mesh):
 def test_a_twisted_joint_keeps_its_volume_where_lbs_loses_a_third():
     """180° twist: LBS -33 % (hat weights), physics skin within 2 % (the issue's bound) with no inverted tet.
 
-    At 2,673 vertices (the seed's smallest size), measured -1.8 % (-1.6 % before the rigidly bound
-    ends, x < 1 and x > 3, were pinned whole: the joint has less flesh to spread over; the volume
-    step minimises (det F - 1)^2 tet by tet, not the total).  This mesh caught pins reaching into
-    the joint (-2.7 %, 26 inverted tets).  At 425 vertices (one coarse ring of tets across the
-    joint) it is -2.5 %.
+    At 2,673 vertices (the seed's smallest size), measured -1.45 % with the shipped path (the ARAP
+    answer and one volume step; -1.8 % with the seed's linear solve before the step; the step
+    minimises (det F - 1)^2 tet by tet, not the total).  This mesh caught pins reaching into the
+    joint (-2.7 %, 26 inverted tets).  At 425 vertices (one coarse ring of tets across the joint)
+    it is -2.05 %.
     """
     mesh = cylinder(8)
     phys = build(mesh, tolerance=1e-6)

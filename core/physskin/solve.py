@@ -280,7 +280,8 @@ class PhysicsSkin:
 
         The start of the co-rotational iterations and of the shipped volume step (see ``rig.py``).
         """
-        u, _ = self._system(transforms, R, None)
+        u = np.zeros((self.mesh.n, 3))  # the pins' displacements only: the full system's right-hand side is not needed
+        u[self.pins] = self.pin_targets(transforms) - self.mesh.X[self.pins]
         rhs = -rest_gradient(self.K, self.mesh.volumes, self.mu, np.zeros_like(self.lam), R).reshape(-1, 3)
         if force is not None:
             rhs = rhs + np.reshape(force, (-1, 3))

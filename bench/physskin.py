@@ -85,7 +85,10 @@ VARIANTS = {
     "direct": "per-frame refactor (seed's structure)",
 }
 ORDER = ("arap", "warm", "cold", "shipped", "direct")
-FAST = ("arap", "warm", "cold", "shipped")  # the variants held to the frame-rate goal
+FAST = ("arap", "warm", "cold", "shipped")  # the variants measured against the frame-rate goal
+# The ones the summary's "behind" list holds to it: what a user runs (ARAP at Poisson 0, the shipped
+# path otherwise); warm and cold are the seed's linear solve, measured beside them.
+GOAL_VARIANTS = ("arap", "shipped")
 # Volume sweep: what is compared, in the plot's and the table's order.
 METHODS = {
     "lbs": "LBS",
@@ -407,10 +410,10 @@ def summary_rows(p: dict) -> list[list[str]]:
     return [
         [
             f"physics skin, {row['vertices']:,} vertices, {row['frames']}-frame bend + twist: ARAP / "
-            "co-rotational ν = 0.45 with its volume step (shipped) / per-frame refactor (the seed's structure)",
+            "ν = 0.45 as shipped (ARAP answer + volume step) / per-frame refactor (the seed's structure)",
             f"{f['arap']:.3g} / {f['shipped']:.3g} / {f['direct']:.3g} fps "
             f"(seed's {seed[0]}: {seed[3]} fps, its machine)",
-            f"co-rotational {speedup:.1f}× the refactor, paired; goal ≥ {GOAL_FPS:g} fps",
+            f"shipped {speedup:.1f}× the refactor, paired; goal ≥ {GOAL_FPS:g} fps",
         ]
     ]
 
@@ -420,7 +423,7 @@ def behind(p: dict) -> list[str]:
     out = []
     row = _goal_row(p)
     if row is not None:
-        for k in FAST:
+        for k in GOAL_VARIANTS:
             if row["fps"][k] < GOAL_FPS:
                 out.append(
                     f"Physics skin, {VARIANTS[k]}, runs at {row['fps'][k]:.3g} fps at {row['vertices']:,} vertices "

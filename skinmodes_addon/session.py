@@ -27,6 +27,7 @@ import numpy as np
 from .character import (
     RigBinding,
     armature_input,
+    armature_modifier,
     check_object,
     check_stable_topology,
     fcurves_of,
@@ -122,6 +123,20 @@ def controls_of(obj: bpy.types.Object) -> Callable[[int], tuple[float, float]] |
         )
 
     return at
+
+
+def bones_signature(obj: bpy.types.Object) -> bytes:
+    """The rest pose of the armature deforming ``obj`` (every bone's head and tail, armature space):
+    moving a bone in Edit Mode moves the physics skin's pins, so the session must notice."""
+    mod = armature_modifier(obj)
+    if mod is None or mod.object is None:
+        return b""
+    bones = mod.object.data.bones
+    buf = np.empty(6 * len(bones), dtype=np.float32)
+    heads, tails = buf[: 3 * len(bones)], buf[3 * len(bones) :]
+    bones.foreach_get("head_local", heads)
+    bones.foreach_get("tail_local", tails)
+    return buf.tobytes()
 
 
 def controls_signature(obj: bpy.types.Object) -> tuple[object, ...]:
@@ -747,7 +762,8 @@ def current_session(
 
 
 def settings_snapshot(s: SkinmodesSettings) -> tuple[object, ...]:
-    """Every setting that shapes the prepared character, plus the animated controls' keys.
+    """Every setting that shapes the prepared character, the animated controls' keys, the training
+    poses and the armature's rest pose.
 
     The character's settings come from core/settings.py (stage "character");
     the solver's are compared through :func:`solver_settings`.
@@ -756,6 +772,7 @@ def settings_snapshot(s: SkinmodesSettings) -> tuple[object, ...]:
         *(getattr(s, name) for name in setting_names("character")),
         controls_signature(s.id_data),
         poses_signature(s),
+        bones_signature(s.id_data),
     )
 
 

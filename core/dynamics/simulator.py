@@ -629,12 +629,20 @@ class Simulator:
             self._basis = self.model.basis()
         return self._basis
 
-    def rebound(self, model: ReducedModel, gravity_row: np.ndarray | None = None) -> Simulator:
+    def rebound(
+        self,
+        model: ReducedModel,
+        gravity_row: np.ndarray | None = None,
+        stiffness_scale: float | None = None,
+        damping: float | None = None,
+    ) -> Simulator:
         """This solver on another subspace of the same mesh, rig and clusters (a pose-space blend).
 
         Only what depends on the basis is replaced: the products, the factorised
         system (O(m^3 + m^2 r)) and the gravity force, from ``gravity_row`` = Y^T m
-        (4m,) when given (else one pass over the mesh).  The character size, the
+        (4m,) when given (else one pass over the mesh).  The system is factorised for
+        ``stiffness_scale`` and ``damping`` when given (the next step's animated values,
+        so that step finds it ready), else for this solver's.  The character size, the
         total mass and the rig's own terms are the mesh's and stay.  States carry
         over as reduced coordinates (the seed's §5.2: no re-projection).
         """
@@ -644,7 +652,10 @@ class Simulator:
         new._A_M = 0.5 * (model.A_M + model.A_M.T)
         new._C = np.ascontiguousarray(model.C_W[rows.cluster_order(model.r)])
         new._systems = {}
-        new._sys = new.system(self._sys.kappa, self._sys.damping)
+        new._sys = new.system(
+            self._sys.kappa if stiffness_scale is None else stiffness_scale,
+            self._sys.damping if damping is None else damping,
+        )
         g = np.asarray(self.settings.gravity, dtype=np.float64)
         if g.any():
             row = model.basis().T @ model.masses if gravity_row is None else np.asarray(gravity_row, dtype=np.float64)

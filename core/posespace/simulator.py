@@ -25,9 +25,7 @@ import numpy as np
 
 from ..dynamics.simulator import SimState, SimulationSettings, Simulator, StepReport
 from ..errors import SimulationError
-from ..model.rig import lbs_basis
-from ..subspace.reduced import ReducedModel, rig_matrix
-from .blend import blend_basis, normalisation
+from ..subspace.reduced import rig_matrix
 from .model import PoseSpaceModel
 
 
@@ -65,10 +63,6 @@ class PoseSpaceSimulator:
         self._weights = np.eye(model.k)[0]
 
     @property
-    def settings(self) -> SimulationSettings:
-        return self._base.settings
-
-    @property
     def size(self) -> float:
         return self._base.size
 
@@ -81,17 +75,17 @@ class PoseSpaceSimulator:
         """The training poses' weights (k,) at the last step's pose."""
         return self._weights
 
-    def simulator_at(self, p: np.ndarray) -> Simulator:
-        """The solver on the subspace blended at rig parameters p (12 b,)."""
-        w = self.model.pose_weights(p)
-        blended, gravity = self.model.blend(w)
-        return self._base.rebound(blended, gravity)
+    def _solver(self, w: np.ndarray, stiffness_scale: float | None = None, damping: float | None = None) -> Simulator:
+        """The solver on the subspace blended with pose weights w (k,), its system factorised once for
+        the given stiffness scale and damping (default: the settings'): no pass over the mesh."""
+        blended, gravity = self.model.blend(w, weights=False)
+        return self._base.rebound(blended, gravity, stiffness_scale, damping)
 
     def initial_state(self, p: np.ndarray, p_prev: np.ndarray | None = None) -> PoseSpaceState:
         """At rest relative to the rig at p; p_prev (one step back) sets the rig's initial velocity."""
         p = np.asarray(p, dtype=np.float64)
         before = p if p_prev is None else np.asarray(p_prev, dtype=np.float64)
-        sim = self.simulator_at(p)
+        sim = self._solver(self.model.pose_weights(p))
         return PoseSpaceState(sim.initial_state(p, p_prev=before), p.copy(), before.copy())
 
     def step(
@@ -112,9 +106,8 @@ class PoseSpaceSimulator:
             raise SimulationError("a pose-space model is driven by the bones' parameters p, not by rig positions")
         p = np.asarray(p, dtype=np.float64)
         self._weights = self.model.pose_weights(p) if np.isfinite(p).all() else self._weights
-        blended, gravity = self.model.blend(self._weights, weights=False)  # no pass over the mesh
-        sim = self._base.rebound(blended, gravity)
-        A_MR = blended.A_MR
+        sim = self._solver(self._weights, stiffness_scale, damping)
+        A_MR = sim.model.A_MR
         assert A_MR is not None  # a pose-space model always has its LBS rig
         moved = replace(state.sim, q=A_MR @ rig_matrix(state.p), q_prev=A_MR @ rig_matrix(state.p_prev))
         new, report = sim.step(moved, p=p, frame=frame, record=record, stiffness_scale=stiffness_scale, damping=damping)
@@ -123,11 +116,5 @@ class PoseSpaceSimulator:
     def displacement(self, state: PoseSpaceState) -> np.ndarray:
         """Secondary displacement u (n, 3) of the tet vertices, in the subspace of the state's pose
         (one pass over the mesh: the blended weights, then Y z)."""
-        m = self.model
-        w = m.pose_weights(state.p)
-        W = blend_basis(m.alignment.bases, w, normalisation(m.gram, w))
-        return lbs_basis(W, (m.rest.X - m.rest.centre) / m.rest.scale) @ state.sim.z
-
-    def blended(self, p: np.ndarray) -> ReducedModel:
-        """The reduced model blended at rig parameters p (12 b,)."""
-        return self.model.at(p)[0]
+        blended, _ = self.model.at(state.p)
+        return blended.basis() @ state.sim.z

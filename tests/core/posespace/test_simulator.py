@@ -125,3 +125,19 @@ def test_sweeping_between_poses_changes_the_offsets_smoothly(swing):
 
     (a1, a2), (b1, b2) = jumps(u_ps), jumps(u_rest)
     assert a1 <= 2.0 * b1 and a2 <= 2.0 * b2, (a1, b1, a2, b2)
+
+
+def test_a_step_with_animated_controls_factorises_its_system_once(swing, monkeypatch):
+    """The blended system is factorised for the step's own stiffness and damping (what the frame
+    simulation passes every step), not first for the settings' and then again."""
+    import core.dynamics.simulator as simulator_module
+
+    calls = []
+    factor = simulator_module.sla.cho_factor
+    monkeypatch.setattr(simulator_module.sla, "cho_factor", lambda *a, **k: calls.append(1) or factor(*a, **k))
+    sim = PoseSpaceSimulator(swing.model, SimulationSettings(time_step=swing.H))
+    state = sim.initial_state(swing.pose(0.0))
+    calls.clear()
+    for k in range(1, 6):
+        state, _ = sim.step(state, swing.pose(k * swing.H), stiffness_scale=2.0, damping=0.5)
+    assert len(calls) == 5

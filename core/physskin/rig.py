@@ -9,7 +9,7 @@ inner flesh around each bone and every vertex bound to one bone alone
 is the jiggle's (Lamé fields per tet, so painted stiffness makes mixed
 materials).  With a volume term, a frame is the ARAP answer (one scalar
 back-substitution) followed by :data:`VOLUME_STEPS` Gauss-Newton step on the
-exact volume (det F) term (:meth:`solve.PhysicsSkin.volume_step`); :data:`START`
+exact volume (det F) term (:meth:`solve.PhysicsSkin.volume_step`); :meth:`PhysicsRig.positions`
 says why it does not start from the seed's linear co-rotational solve.  On
 CesiumMan's arm bent 90° the joint loses 3.6 % (the seed's linear solve: 4.4 %)
 and the bent arm 2.4 % (3.1 %) (``tests/addon/test_real_characters.py``).  Rig
@@ -44,15 +44,6 @@ VOLUME_STEPS = 1
 # The steps' iterations stop at this share of their starting residual: the volumes
 # they give agree to 0.01 % with 1e-6 (tested), in 10 iterations instead of 18.
 STEP_TOLERANCE = 1e-3
-# Where the volume step starts: "arap" (the ARAP answer, one back-substitution) or
-# "linear" (the seed's co-rotational solve with the linearised volume term, about 20
-# preconditioned iterations).  Measured on the 2,673-vertex limb, ARAP + step against
-# linear + step: 180° twist -1.45 % / -1.79 %, 120° bend -3.5 % / -4.3 %, both
-# -5.0 % / -5.7 %, no inverted tet either way; CesiumMan's bent elbow -2.40 % / -2.34 %
-# (joint -3.57 % / -3.48 %).  The step alone holds det F, which the linear term only
-# approximates, so the linear solve before it buys nothing and costs half the frame
-# (5k-vertex limb: 27 ms against 54 ms).  It stays the bench's "cold" variant.
-START = "arap"
 
 
 @dataclass
@@ -99,10 +90,15 @@ class PhysicsRig:
         R = blended_rotations(transforms, self.tet_weights)
         if self.skin.prefactored:  # ARAP: no volume term to correct
             return self.skin.positions(transforms, R, tolerance=self.tolerance)
-        if START == "arap":
-            x = self.skin.arap_positions(transforms, R)
-        else:  # the seed's linear solve (bench "cold")
-            x = self.skin.positions(transforms, R, tolerance=self.tolerance)
+        # The volume step starts from the ARAP answer (one back-substitution), not from the seed's
+        # co-rotational solve with the linearised volume term (about 20 preconditioned iterations,
+        # ``skin.positions``, the bench's "cold" variant).  Measured on the 2,673-vertex limb, ARAP +
+        # step against linear + step: 180° twist -1.45 % / -1.79 %, 120° bend -3.5 % / -4.3 %, both
+        # -5.0 % / -5.7 %, no inverted tet either way; CesiumMan's bent elbow -2.40 % / -2.34 % (joint
+        # -3.57 % / -3.48 %).  The step alone holds det F, which the linear term only approximates,
+        # so the linear solve before it buys nothing and costs half the frame (27 ms against 54 ms
+        # on a 5k-vertex limb).
+        x = self.skin.arap_positions(transforms, R)
         # The steps are corrections: looser than the linear solve by 1e3 (STEP_TOLERANCE at its
         # default), and as much tighter as a caller asks the rig to be (the invariance tests).
         for _ in range(self.volume_steps):

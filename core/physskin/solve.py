@@ -263,8 +263,7 @@ class PhysicsSkin:
         if guess is None:
             # This frame's ARAP answer (one scalar back-substitution): it moves with the
             # problem, and the iterations stop relative to it (see conjugate_gradients).
-            arap_rhs = -rest_gradient(self.K, self.mesh.volumes, self.mu, np.zeros_like(self.lam), R).reshape(-1, 3)
-            x0 = self._arap(u, arap_rhs if force is None else arap_rhs + np.reshape(force, (-1, 3)))
+            x0 = self._arap_start(u, R, force)
         else:
             x0 = np.asarray(guess, dtype=np.float64)[fv] - self.mesh.X[fv]
 
@@ -275,18 +274,21 @@ class PhysicsSkin:
         """D^T diag(V lam) y on the free dofs (n - p, 3), for y (t,) and D restricted to them."""
         return (D.T @ (self.mesh.volumes * self.lam * y)).reshape(-1, 3)
 
-    def arap_positions(self, transforms: np.ndarray, R: np.ndarray, force: np.ndarray | None = None) -> np.ndarray:
+    def arap_positions(self, transforms: np.ndarray, R: np.ndarray) -> np.ndarray:
         """The ARAP part's minimiser (n, 3): the volume term left out, one scalar back-substitution.
 
         The start of the co-rotational iterations and of the shipped volume step (see ``rig.py``).
         """
         u = np.zeros((self.mesh.n, 3))  # the pins' displacements only: the full system's right-hand side is not needed
         u[self.pins] = self.pin_targets(transforms) - self.mesh.X[self.pins]
-        rhs = -rest_gradient(self.K, self.mesh.volumes, self.mu, np.zeros_like(self.lam), R).reshape(-1, 3)
-        if force is not None:
-            rhs = rhs + np.reshape(force, (-1, 3))
-        u[self.free_vertices] = self._arap(u, rhs)
+        u[self.free_vertices] = self._arap_start(u, R)
         return self.mesh.X + u
+
+    def _arap_start(self, u: np.ndarray, R: np.ndarray, force: np.ndarray | None = None) -> np.ndarray:
+        """Free displacements (n - p, 3) minimising the ARAP part (the volume term left out) for the
+        pinned displacements in u (n, 3), rotations R (t, 3, 3) and an optional force (n, 3)."""
+        rhs = -rest_gradient(self.K, self.mesh.volumes, self.mu, np.zeros_like(self.lam), R).reshape(-1, 3)
+        return self._arap(u, rhs if force is None else rhs + np.reshape(force, (-1, 3)))
 
     def _product(self, D: sp.csr_matrix) -> Callable[[np.ndarray], np.ndarray]:
         """v (n - p, 3) -> (Ls_ff (x) I_3 + D^T diag(V lam) D) v on the free dofs, pins held at zero: the

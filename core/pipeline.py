@@ -39,8 +39,7 @@ from .model.leak import default_leak_field
 from .model.materials import Material, scaled_field
 from .model.rig import LBSRig, lbs_basis
 from .physskin.rig import PhysicsRig, render_correction
-from .posespace.contact import contact_vertices, surface_edge_length
-from .posespace.model import PoseSpaceModel, build_pose_space, rest_pose
+from .posespace.model import PoseSpaceModel, build_pose_space, detect_contacts, rest_pose
 from .posespace.points import PosePoints
 from .posespace.rbf import pose_features
 from .posespace.simulator import PoseSpaceSimulator, PoseSpaceState
@@ -400,15 +399,15 @@ class PoseSpaceCharacter:
     seconds: float = 0.0
 
 
-def pose_contacts(prepared: PreparedCharacter, posed: np.ndarray, spec: ContactSpec) -> np.ndarray | None:
-    """Tet vertices (c,) held still in a pose with tet positions ``posed`` (n, 3), per :data:`ContactSpec`."""
+def pose_contacts(prepared: PreparedCharacter, p: np.ndarray, spec: ContactSpec) -> np.ndarray | None:
+    """Tet vertices (c,) held still in the pose with rig parameters p (12 b,), per :data:`ContactSpec`."""
     mesh = prepared.mesh
     if spec is None:
         return None
     if isinstance(spec, str):
         if spec != "auto":
             raise SimulationError(f"a pose's contact must be 'auto', None or a painted mask, got {spec!r}")
-        return contact_vertices(mesh.X, posed, mesh.T, surface_edge_length(mesh.X, mesh.T))
+        return detect_contacts(prepared.model, np.asarray(p)[None])[0]
     mask = np.asarray(spec, dtype=np.float64)
     count = len(prepared.embedding.tet)
     if mask.shape != (count,):
@@ -465,8 +464,7 @@ def prepare_pose_space(
         raise SimulationError(f"expected one frame per pose, got {len(frames)} for {len(poses)}")
     specs = list(contacts) if contacts is not None else [None] * len(poses)
     _check_distinct(poses, frames)
-    rig = LBSRig(model.rig_weights)
-    sticks = [pose_contacts(prepared, rig.positions(model.X, p).reshape(-1, 3), c) for p, c in zip(poses, specs)]
+    sticks = [pose_contacts(prepared, p, c) for p, c in zip(poses, specs)]
 
     def step(done: int, total: int) -> None:
         if cancelled is not None and cancelled():
@@ -487,10 +485,9 @@ def prepare_pose_space(
         model=ps,
         render=PosePoints(ps, render_w, where, dtype=np.float32),
         probes=PosePoints(ps, ps.alignment.bases[:, probes], model.X[probes]),
-        frames=(-1, *[int(f) for f in frames]) if ps.k == len(poses) + 1 else tuple(int(f) for f in frames),
-        contacts=(0, *[0 if c is None else len(c) for c in sticks])
-        if ps.k == len(poses) + 1
-        else tuple(0 if c is None else len(c) for c in sticks),
+        # _check_distinct refused a pose at the rest, so build_pose_space put the rest first.
+        frames=(-1, *[int(f) for f in frames]),
+        contacts=(0, *[0 if c is None else len(c) for c in sticks]),
         seconds=time.perf_counter() - t0,
     )
 
@@ -799,11 +796,11 @@ class FrameSimulation:
         """Record the largest offset and say, once, when it passes OFFSET_WARNING of the character's size."""
         if frame < self.start:
             return  # pre-roll frames are discarded
-        w = self.pose_weights(frame)
-        if w is None or self.posespace is None:
+        ps = self.posespace
+        if ps is None:
             probe_u = self._probe_basis @ state.z
         else:
-            probe_u = self.posespace.probes.displacement(w, state.z)
+            probe_u = ps.probes.displacement(ps.model.pose_weights(self.rig(frame)), state.z)
         share = float(np.sqrt(np.max(np.sum(probe_u**2, axis=1)))) / self.simulator.size
         self.max_offset = max(self.max_offset, share)
         if share > OFFSET_WARNING and "offset" not in self._warned:
@@ -829,9 +826,8 @@ class FrameSimulation:
         if not jiggle:
             u = np.zeros((rec.count, 3), dtype=rec.basis.dtype)
         elif self.posespace is not None:
-            w = self.pose_weights(frame)
-            assert w is not None
-            u = self.posespace.render.displacement(w, self.state(frame).z)
+            ps = self.posespace
+            u = ps.render.displacement(ps.model.pose_weights(self.rig(frame)), self.state(frame).z)
         else:
             u = rec.displacement(self.state(frame).z)
         if self.physics is not None:

@@ -161,11 +161,10 @@ def test_a_contact_pose_holds_a_real_elbow_crease_still(addon, tmp_path):
     session = addon.session.session_for(obj)
     ps = session.prepared.posespace
     sim = session.simulation
-    contact = addon.core.pipeline.pose_contacts(session.prepared, ps.model.rest.X, "auto")  # at rest: nothing touches
+    rest = addon.core.posespace.model.rest_pose(ps.model.rest.rig_weights.shape[1])
+    contact = addon.core.pipeline.pose_contacts(session.prepared, rest, "auto")  # at rest: nothing touches
     assert len(contact) == 0
-    rig = addon.core.model.rig.LBSRig(ps.model.rest.rig_weights)
-    folded = rig.positions(ps.model.rest.X, session.rig[12]).reshape(-1, 3)
-    crease = addon.core.pipeline.pose_contacts(session.prepared, folded, "auto")
+    crease = addon.core.pipeline.pose_contacts(session.prepared, session.rig[12], "auto")
     bones = np.argmax(session.prepared.tet_bone_weights[crease], axis=1)
     arm = [session.binding.bones.index(n) for n in (rc.ELBOW.upper, rc.ELBOW.lower)]
     assert np.isin(bones, arm).mean() > 0.5

@@ -380,7 +380,7 @@ def test_a_painted_contact_holds_its_vertices_still_in_its_pose(prepared, charac
     p = swing(2 * np.pi)
     mask = (character.rest[:, 0] > 0.95).astype(float)
     ps = prepare_pose_space(prepared, p[None], frames=[9], contacts=[mask])
-    stuck = pose_contacts(prepared, prepared.model.X, mask)
+    stuck = pose_contacts(prepared, p, mask)
     assert ps.contacts == (0, len(stuck)) and len(stuck) > 0
     sim = FrameSimulation(prepared, SolverSettings(), 1, 20, _held(p, 0.3), posespace=ps)
     state = sim.state(12)

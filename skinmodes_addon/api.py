@@ -125,7 +125,7 @@ def compute_modes(obj: bpy.types.Object, scene: bpy.types.Scene | None = None) -
 def bake(obj: bpy.types.Object, frames: tuple[int, int] | None = None, output: str | None = None) -> dict[str, Any]:
     """Bake ``obj``; returns a summary (frames, seconds, files, output, the training poses used)."""
     job = BakeJob(bpy.context, obj, output=output, frames=frames).run()
-    ps = job.session.prepared.posespace if getattr(job, "session", None) is not None else None
+    ps = job.session.prepared.posespace
     return {
         "object": obj.name,
         "output": job.output.lower(),

@@ -523,8 +523,8 @@ def prepare(
             f"the {request.subspace.modes} modes of '{request.object_name}' are not independent on a mesh of "
             f"{prepared.mesh.t} tets ({exc}); lower the number of modes or raise the tet resolution"
         ) from exc
-    if request.poses:
-        poses = request.poses
+    poses = request.poses
+    if poses:
 
         def pose_progress(done: int, total: int) -> None:
             if progress is not None:

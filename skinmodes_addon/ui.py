@@ -9,6 +9,7 @@ from .character import armature_modifier
 from .core.settings import BY_NAME
 from .material_presets import SKINMODES_MT_material_presets
 from .props import active_mesh, default_cache_dir, settings
+from .session import session_for
 
 # The material preset button shows the object's own preset: "Jelly", …, or "Custom".
 PRESET_LABELS = {c.id: c.label for c in BY_NAME["material_preset"].choices}
@@ -182,8 +183,6 @@ class SKINMODES_PT_output(_Panel, bpy.types.Panel):
 
 def blend_line(obj: bpy.types.Object, frame: int) -> str | None:
     """'frame 40 62 %, rest 38 %': the poses blended at ``frame`` by the object's session, if it has one."""
-    from .session import session_for  # late import: session imports bpy-heavy modules
-
     session = session_for(obj)
     if session is None or session.prepared.posespace is None or frame not in session.rig:
         return None

@@ -122,9 +122,18 @@ def compute_modes(obj: bpy.types.Object, scene: bpy.types.Scene | None = None) -
     return dict(session.prepared.stats)
 
 
-def bake(obj: bpy.types.Object, frames: tuple[int, int] | None = None, output: str | None = None) -> dict[str, Any]:
-    """Bake ``obj``; returns a summary (frames, seconds, files, output, the training poses used)."""
-    job = BakeJob(bpy.context, obj, output=output, frames=frames).run()
+def bake(
+    obj: bpy.types.Object,
+    frames: tuple[int, int] | None = None,
+    output: str | None = None,
+    keep_previous_file: bool = False,
+) -> dict[str, Any]:
+    """Bake ``obj``; returns a summary (frames, seconds, files, output, the training poses used).
+
+    keep_previous_file: a test bake that will not be saved; its point cache gets a name of its own,
+    and the file the saved .blend plays is neither overwritten nor deleted.
+    """
+    job = BakeJob(bpy.context, obj, output=output, frames=frames, keep_previous=keep_previous_file).run()
     ps = job.session.prepared.posespace
     return {
         "object": obj.name,

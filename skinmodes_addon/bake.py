@@ -22,11 +22,12 @@ streams that plus the offsets out.  The cache plays back right after the
 Armature modifier, so the modifiers after it act on the jiggled mesh (see
 character.py for the modifier stack).
 
-Files.  One point cache per object, for ever: its name is the object's name
-made safe plus a short hash of its full name and library (:func:`cache_stem`),
-in the folder the settings name (:func:`session.cache_folder`).  The object
-records the files the add-on wrote for it (``bake_files``); Clear Bake
-deletes nothing else.  Temporary files of killed bakes of the object are
+Files.  One point cache per object and .blend: its name is the object's name
+made safe plus a short hash of its full name, library and .blend
+(:func:`cache_stem`), in the folder the settings name
+(:func:`session.cache_folder`).  The object records the files the add-on
+wrote for it and from which .blend (``bake_files``); Clear Bake deletes
+nothing else.  Temporary files of killed bakes of the object are
 removed by its next bake.
 """
 
@@ -139,9 +140,34 @@ def object_identity(obj: bpy.types.Object) -> str:
     return f"{obj.name_full}\n{library}"
 
 
-def cache_stem(obj: bpy.types.Object) -> str:
-    """The stem of the object's file names: its name made safe, a dash, a short hash of its identity."""
-    digest = hashlib.sha256(object_identity(obj).encode("utf-8", "surrogatepass")).hexdigest()[:STEM_HASH]
+def blend_identity(folder: Path) -> str:
+    """The open .blend as seen from ``folder``: its path relative to it ("" while unsaved).
+
+    Relative, so moving a project (the .blend and ``//`` caches together)
+    keeps it; two .blend files, in one folder or in two that share an
+    absolute cache folder, never agree.
+    """
+    if not bpy.data.filepath:
+        return ""
+    blend = os.path.abspath(bpy.data.filepath)
+    try:
+        relative = os.path.relpath(blend, folder)
+    except ValueError:  # another drive (Windows)
+        relative = blend
+    return os.path.normcase(relative).replace(os.sep, "/")
+
+
+def cache_stem(obj: bpy.types.Object, salt: int = 0) -> str:
+    """The stem of the object's file names: its name made safe, a dash, a short hash of its identity.
+
+    The identity is the object's (:func:`object_identity`) and the .blend's
+    (:func:`blend_identity`), so shots in one folder holding the same
+    character never share a file; ``salt`` > 0 gives the other names
+    :func:`pc2_path` falls back to when another object plays this one.
+    """
+    folder = cache_folder(settings(obj)) if bpy.data.filepath else Path()
+    identity = f"{object_identity(obj)}\n{blend_identity(folder)}" + (f"\n{salt}" if salt else "")
+    digest = hashlib.sha256(identity.encode("utf-8", "surrogatepass")).hexdigest()[:STEM_HASH]
     return f"{safe_name(obj.name)}-{digest}"
 
 
@@ -153,15 +179,22 @@ def blend_relative(path: Path) -> str:
         return str(path)
 
 
-def pc2_path(obj: bpy.types.Object) -> tuple[str, Path]:
+def pc2_path(obj: bpy.types.Object, keep_own: bool = False) -> tuple[str, Path]:
     """The point cache's path as the modifier stores it (``//``-relative) and its absolute path.
 
     Always ``<cache folder>/<cache_stem>.pc2``: the name holds no separator,
-    so the file never leaves the folder the settings name.
+    so the file never leaves the folder the settings name.  A name another
+    object of this file plays (a renamed object's old name, now taken by a
+    new one) is skipped for the next salted one; ``keep_own`` skips the
+    object's own file too (a test bake that must leave the saved one alone).
     """
     if not bpy.data.filepath:
         raise SkinmodesError("save the .blend first: the point cache is written next to it (File > Save)")
-    path = cache_folder(settings(obj)) / f"{cache_stem(obj)}.pc2"
+    folder = cache_folder(settings(obj))
+    for salt in range(1000):
+        path = folder / f"{cache_stem(obj, salt)}.pc2"
+        if not _user_of(obj, _normalised(str(path)), include_self=keep_own):
+            break
     return blend_relative(path), path
 
 
@@ -171,16 +204,39 @@ def _resolved(stored: str, obj: bpy.types.Object | None = None) -> str:
     return os.path.normcase(os.path.normpath(bpy.path.abspath(stored, library=library)))
 
 
+def _normalised(path: str) -> str:
+    return os.path.normcase(os.path.normpath(path))
+
+
+def record_line(stored: str, path: Path) -> str:
+    """A line of ``bake_files``: the file as stored, a tab, the .blend that wrote it (:func:`blend_identity`)."""
+    return f"{stored}\t{blend_identity(path.parent)}"
+
+
+def _records(obj: bpy.types.Object) -> list[tuple[str, str | None]]:
+    """(file as stored, the .blend that wrote it, or None for a record older than that) per line."""
+    out: list[tuple[str, str | None]] = []
+    for line in settings(obj).bake_files.splitlines():
+        stored, tab, blend = line.rpartition("\t") if "\t" in line else (line, "", "")
+        if stored.strip():
+            out.append((stored, blend if tab else None))
+    return out
+
+
 def recorded_files(obj: bpy.types.Object) -> list[str]:
     """The files skinmodes wrote for ``obj`` (as stored: ``//``-relative where possible)."""
-    return [line for line in settings(obj).bake_files.splitlines() if line.strip()]
+    return [stored for stored, _blend in _records(obj)]
 
 
 def _other_user(obj: bpy.types.Object, stored: str) -> str:
     """The name of another object that plays back or claims the file ``stored``, or ""."""
-    target = _resolved(stored, obj)
+    return _user_of(obj, _resolved(stored, obj))
+
+
+def _user_of(obj: bpy.types.Object, target: str, include_self: bool = False) -> str:
+    """The name of an object (other than ``obj``, unless ``include_self``) that plays or claims ``target``."""
     for other in bpy.data.objects:
-        if other == obj or other.type != "MESH":
+        if (other == obj and not include_self) or other.type != "MESH":
             continue
         caches = [cast(bpy.types.MeshCacheModifier, m) for m in other.modifiers if m.type == "MESH_CACHE"]
         paths = [m.filepath for m in caches if m.filepath]
@@ -197,10 +253,19 @@ def deletion_refused(obj: bpy.types.Object, stored: str) -> str:
     is a point cache, and no other object uses it (a duplicate of the
     object carries the same record and path until it is baked itself).
     """
-    if not any(_resolved(stored, obj) == _resolved(r, obj) for r in recorded_files(obj)):
+    target = _resolved(stored, obj)
+    writers = [blend for r, blend in _records(obj) if _resolved(r, obj) == target]
+    if not writers:
         return "skinmodes did not write it for this object"
     if Path(bpy.path.abspath(stored)).suffix.lower() != ".pc2":
         return "it is not a point cache"
+    if writers[0] is None:
+        return (
+            "it was baked before cache names told .blend files apart, so another .blend in that folder "
+            "may play it; delete it by hand once none does"
+        )
+    if writers[0] != blend_identity(Path(target).parent):
+        return f"{Path(writers[0]).name} wrote it and may still play it"
     other = _other_user(obj, stored)
     return f"'{other}' uses it too" if other else ""
 
@@ -255,8 +320,11 @@ class BakeJob:
         obj: bpy.types.Object,
         output: str | None = None,
         frames: tuple[int, int] | None = None,
+        keep_previous: bool = False,
     ) -> None:
         self.scene = scene_of(context)
+        # A test bake (the command line's --no-save): never overwrite or delete the file the saved .blend plays.
+        self.keep_previous = keep_previous
         self.obj = obj
         s = settings(obj)
         self.output = (output or s.output).upper()
@@ -280,7 +348,7 @@ class BakeJob:
         # Refuse impossible requests before any heavy work.
         check_object(obj)
         if self.output == "PC2":
-            self.rel_path, self.abs_path = pc2_path(obj)
+            self.rel_path, self.abs_path = pc2_path(obj, keep_own=keep_previous)
             # Proved, not created: a bake refused later (a rig problem) leaves no empty folder;
             # PC2Writer creates it once the bake writes.
             check_writable(self.abs_path.parent, create=False)
@@ -472,6 +540,8 @@ class BakeJob:
                 undo.add(lambda: _set_all(s, status))
                 # Decided before the status (and its record of files) changes.
                 old.refused = deletion_refused(obj, old.file) if old.file else ""
+                if old.file and self.keep_previous:
+                    old.refused = "this is a test bake and the saved .blend plays it"
                 if self._writer is not None:
                     set_cache_modifier(obj, self.rel_path, self.start, undo)
                     action = ""
@@ -480,7 +550,7 @@ class BakeJob:
                     action = write_shape_keys(obj, self._offsets, undo)
                 s.bake_kind = self.output
                 s.bake_file = self.rel_path if self._writer is not None else ""
-                s.bake_files = self.rel_path if self._writer is not None else ""
+                s.bake_files = record_line(self.rel_path, self.abs_path) if self._writer is not None else ""
                 s.bake_action = action
                 s.bake_start, s.bake_end = self.start, self.end
                 s.bake_key = self.session.key
@@ -792,7 +862,10 @@ def clear_bake(obj: bpy.types.Object, delete_file: bool = True) -> list[str]:
         if action is not None and action.users == 0:
             bpy.data.actions.remove(action)
     s.bake_files = "\n".join(
-        r for r in recorded_files(obj) if not s.bake_file or _resolved(r, obj) != _resolved(s.bake_file, obj)
+        line
+        for line in s.bake_files.splitlines()
+        if line.strip()
+        and (not s.bake_file or _resolved(line.split("\t")[0], obj) != _resolved(s.bake_file, obj))
     )
     s.bake_kind = ""
     s.bake_file = ""

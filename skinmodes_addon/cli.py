@@ -184,7 +184,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         api.configure(obj, **{k: v for k, v in overrides.items() if v is not None})
         if args.poses is not None:
             api.set_poses(obj, args.poses)
-        summary = api.bake(obj, frames=args.frames, output=OUTPUT_NAMES[args.output])
+        summary = api.bake(obj, frames=args.frames, output=OUTPUT_NAMES[args.output], keep_previous_file=args.no_save)
     if not args.no_save:
         bpy.ops.wm.save_mainfile()
         summary["saved"] = bpy.data.filepath

@@ -34,7 +34,8 @@ class SkinmodesPreferences(bpy.types.AddonPreferences):
         name="Threads",
         description=(
             "Most threads the OpenBLAS libraries of numpy and scipy may use for the solver's dense algebra "
-            "(0: their own default, every core). Applied at once and at start-up, to the whole Blender "
+            "(0: their own default, every core; never more than the cores of the machine it runs on). "
+            "Applied at once and at start-up, to the whole Blender "
             "process; Blender's own threads are set under System"
         ),
         default=0,

@@ -9,6 +9,11 @@ reaches the library numpy and scipy actually call.  A numpy built against
 another BLAS (Accelerate, MKL) is not found, and :func:`blas_libraries` says
 so rather than pretending.  The count is process-wide: Blender's own threads
 (Preferences › System) are not affected.
+
+A count above the cores this process may use is capped at them, when it is
+applied: OpenBLAS sizes its buffers for the cores it found at load time, and
+more threads than that crash it (SIGSEGV in the next ``eigh``), so a
+preference saved on a big desk machine must not crash a smaller farm node.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import importlib
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,8 +85,18 @@ def blas_libraries(owners: tuple[str, ...] = ("numpy", "scipy")) -> tuple[BlasLi
 _ORIGINAL: dict[Path, int] = {}
 
 
+def usable_cores() -> int:
+    """The cores this process may run on now: its CPU affinity where the system tells, never above the machine's."""
+    machine = os.cpu_count() or 1
+    try:
+        return max(1, min(machine, len(os.sched_getaffinity(0))))
+    except (AttributeError, OSError):  # no affinity on this system (macOS, Windows)
+        return max(1, machine)
+
+
 def limit_threads(count: int) -> tuple[BlasLibrary, ...]:
-    """Let every found OpenBLAS use at most ``count`` threads; 0 gives each the count it had before.
+    """Let every found OpenBLAS use at most ``count`` threads, capped at :func:`usable_cores`; 0 gives each
+    the count it had before.
 
     Returns the libraries found.
     """
@@ -88,7 +104,7 @@ def limit_threads(count: int) -> tuple[BlasLibrary, ...]:
     for lib in libraries:
         if count > 0:
             _ORIGINAL.setdefault(lib.path, lib.threads)
-            lib.set_threads(count)
+            lib.set_threads(min(count, usable_cores()))
         elif lib.path in _ORIGINAL:
             lib.set_threads(_ORIGINAL.pop(lib.path))
     return libraries

@@ -179,6 +179,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         summary: dict[str, object] = {"object": obj.name, "cleared": True}
     else:
         overrides = {st.name: getattr(args, st.name, None) for st in SETTINGS}
+        overrides["output"] = OUTPUT_NAMES[args.output]  # "shapekeys", as documented, is the setting's SHAPE_KEYS
         if args.poses is not None:
             api.validate_poses(obj, args.poses)  # before any change: a bad pose changes nothing
         api.configure(obj, **{k: v for k, v in overrides.items() if v is not None})

@@ -106,18 +106,20 @@ def on_parent(jiggled_parent: np.ndarray, animated_parent: np.ndarray, animated:
 
 
 def _chain_push(s: np.ndarray, q: int, head: np.ndarray, P: np.ndarray, J: np.ndarray, fac: float) -> None:
-    """Move the parent ``q``'s tail particle so that its child's ``head`` (3,) moves by ``-fac·s`` (in place).
+    """Turn the parent ``q``'s tail particle about the parent's head so that its child's ``head`` (3,)
+    would move toward ``head - fac·s`` (in place).
 
-    For a connected bone the head is the parent's tail; otherwise (glTF imports connect
-    nothing) the head is scaled onto the parent's tail direction, as Wiggle 2 does.
+    For a connected bone (the head on the parent's tail) this moves the parent's tail by
+    ``-fac·s`` projected on its sphere, as Wiggle 2 does.  Wiggle 2 aims the parent's tail at the
+    moved head also when they are apart; imported rigs (glTF connects nothing, and its bones often
+    point away from their children) would then turn the parent by the angle between the two
+    every frame, so the parent turns by the head's swing instead.
     """
     hq = J[q, :3, 3]
     reach = head - hq
-    r = np.linalg.norm(reach)
-    if r < 1e-12:
+    if np.linalg.norm(reach) < 1e-12:
         return  # the head sits on the parent's head: turning the parent cannot move it
-    ratio = np.linalg.norm(P[q] - hq) / r
-    P[q] = hq + (reach - fac * s) * ratio
+    P[q] = hq + swing(reach, reach - fac * s) @ (P[q] - hq)
 
 
 def jiggle_bones(

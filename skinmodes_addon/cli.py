@@ -19,8 +19,10 @@ import ctypes
 import json
 import os
 import re
+import shutil
 import signal
 import sys
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -165,6 +167,48 @@ def check_can_save(path: str) -> None:
         )
 
 
+def blend_problem(path: str, object_name: str) -> str:
+    """What is wrong with the saved .blend at ``path``, read back the way Blender reads a library, or "".
+
+    Blender will not read the open file as a library, so a second name for it
+    is read: a hard link beside it (no space needed on a full disk), else a
+    copy in the system's temporary folder.
+    """
+    folder = tempfile.mkdtemp(prefix="skinmodes-check-")
+    probe = os.path.join(folder, "check.blend")
+    try:
+        try:
+            os.link(path, probe)
+        except OSError:
+            shutil.copyfile(path, probe)
+        with bpy.data.libraries.load(probe) as (source, _target):
+            names = list(source.objects)
+    except (OSError, ValueError, RuntimeError) as exc:
+        return str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return "" if object_name in names else f"object '{object_name}' is missing from it"
+
+
+def save_verified(object_name: str) -> None:
+    """Save the open .blend and read it back; a damaged one (a full disk) is replaced by the previous
+    version Blender kept (``.blend1``) where that one reads whole, and reported in one line."""
+    path = bpy.data.filepath
+    bpy.ops.wm.save_mainfile()
+    problem = blend_problem(path, object_name)
+    if not problem:
+        return
+    name, backup = os.path.basename(path), path + "1"
+    restored = os.path.exists(backup) and not blend_problem(backup, object_name)
+    if restored:
+        os.replace(backup, path)
+    raise SkinmodesError(
+        f"Blender wrote a damaged {name} ({problem}; a full disk?): "
+        + ("the previous version is back in its place" if restored else f"look for the previous version, {name}1")
+        + "; free some disk space and run the command again"
+    )
+
+
 def run(args: argparse.Namespace) -> dict[str, object]:
     if args.blend:
         bpy.ops.wm.open_mainfile(filepath=args.blend)
@@ -187,7 +231,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
             api.set_poses(obj, args.poses)
         summary = api.bake(obj, frames=args.frames, output=OUTPUT_NAMES[args.output], keep_previous_file=args.no_save)
     if not args.no_save:
-        bpy.ops.wm.save_mainfile()
+        save_verified(obj.name)
         summary["saved"] = bpy.data.filepath
     return summary
 

@@ -85,6 +85,7 @@ class PC2Writer:
         check_writable(self.path.parent)
         self._out = AtomicFile(self.path, "wb")
         self.tmp = self._out.tmp
+        self.start = float(start)
         try:
             lock_partial(self._out.file.fileno())  # "being written": a later run must not take it for stale
             self._out.file.write(header_bytes(points, start, samples))
@@ -106,7 +107,24 @@ class PC2Writer:
     def commit(self) -> Path:
         if self.written != self.samples:
             raise CacheError(f"PC2 file incomplete: {self.written} of {self.samples} samples written")
+        self._out.file.flush()
+        self.verify()
         return self._out.commit()
+
+    def verify(self) -> None:
+        """Read the temporary file's header and size back (before it replaces anything): what Blender
+        will play must say what was written."""
+        size = _HEADER.size + self.samples * self.points * 12
+        with open(self.tmp, "rb") as fh:
+            found = fh.read(_HEADER.size)
+            actual = os.fstat(fh.fileno()).st_size
+        fields = _HEADER.unpack(found) if len(found) == _HEADER.size else ()
+        good = fields == _HEADER.unpack(_HEADER.pack(MAGIC, 1, self.points, self.start, 1.0, self.samples))
+        if not good or actual != size:
+            raise CacheError(
+                f"{self.path.name} reads back wrong after writing (header {'ok' if good else 'differs'}, "
+                f"{actual} of {size} bytes); the previous bake is unchanged: check the disk of the cache folder"
+            )
 
     def abort(self) -> None:
         self._out.abort()

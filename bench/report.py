@@ -313,6 +313,10 @@ def behind(res: dict) -> list[str]:
         from .posespace import behind as posespace_behind
 
         out += posespace_behind(s["posespace"])
+    if "wheremoves" in s:
+        from .wheremoves import behind as wheremoves_behind
+
+        out += wheremoves_behind(s["wheremoves"])
     for name, err in res.get("errors", {}).items():
         out.append(f"Section `{name}` failed: {err}")
     return out
@@ -661,6 +665,10 @@ def write_report(path: Path, res: dict) -> None:
         from .posespace import report_lines as posespace_report
 
         L += posespace_report(s["posespace"])
+    if "wheremoves" in s:
+        from .wheremoves import report_lines as wheremoves_report
+
+        L += wheremoves_report(s["wheremoves"])
     if res.get("plots"):
         L += ["## Plots", ""] + [f"- [{Path(p).stem}]({p})" for p in res["plots"]] + [""]
     if res.get("errors"):

@@ -19,7 +19,18 @@ ROOT = Path(__file__).resolve().parents[2]
 # The suite runs in the main environment (it has matplotlib for the plots);
 # the 4.2 lane covers core and the add-on on numpy 2.
 pytestmark = pytest.mark.skipif(os.environ.get("SKINMODES_LANE") == "4.2", reason="the bench runs in the main lane")
-SECTIONS = {"scaling", "accuracy", "peers", "table1", "meshing", "characters", "blender", "physskin", "posespace"}
+SECTIONS = {
+    "scaling",
+    "accuracy",
+    "peers",
+    "table1",
+    "meshing",
+    "characters",
+    "blender",
+    "physskin",
+    "posespace",
+    "wheremoves",
+}
 
 
 def timings(x):
@@ -93,6 +104,21 @@ def test_results_json_has_every_section_and_consistent_timings(quick_run):
         assert "skipped" in res["sections"]["peers"]
 
 
+def test_where_it_moves_measures_ours_and_the_reference_on_the_same_skin(quick_run):
+    """Section 9 (issue 31): the reference skins with Blender's own weights and keeps bone lengths."""
+    _, out = quick_run
+    w = json.loads((out / "results.json").read_text())["sections"]["wheremoves"]
+    (row,) = w["characters"]
+    assert row["name"] == "rigged_simple" and row["appendage_bones"] == ["Node_3"]
+    assert row["lbs_check_pct"] < 1e-3  # our LBS of the animated bones is Blender's rig-only mesh
+    assert row["bone_length_change"] < 1e-9
+    for side in ("ours", "reference"):
+        t = row["tip"][side]
+        assert t["peak_pct"] > 0.0 and 0 <= t["lag_frames"] <= 8
+        assert set(row["regions"]) == {"appendage", "grounded", "core", "body"}
+        assert row["regions"]["body"][side] >= max(r[side] for r in row["regions"].values()) - 1e-12
+
+
 def check_paired_peers(p):
     """The peers section is paired: ratio spreads per round, real m and r of each side, every side pinned."""
     assert p["method"] == "paired", p
@@ -132,10 +158,17 @@ def test_report_has_every_section_and_its_plots(quick_run):
         "## Mesh preparation",
         "## 5. In Blender",
         "## 6. Real characters",
+        "## 9. Where it moves",
     ):
         assert heading in report
     res = json.loads((out / "results.json").read_text())
-    assert {Path(p).stem for p in res["plots"]} >= {"scaling", "accuracy", "in_blender", "characters_rigged_simple"}
+    assert {Path(p).stem for p in res["plots"]} >= {
+        "scaling",
+        "accuracy",
+        "in_blender",
+        "characters_rigged_simple",
+        "wheremoves_rigged_simple",
+    }
     for p in res["plots"]:
         assert (out / p).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"({p})" in report

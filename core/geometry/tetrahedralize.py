@@ -44,7 +44,14 @@ from ..errors import MeshError
 from .embedding import embed_points
 from .lattice import BODY, JOIN_CELLS, SKIPPED, LatticeMesh, lattice_mesh
 from .surface import CleanSurface, clean_surface, part_volumes
-from .tetmesh import compact_unreferenced, dihedral_angles, face_adjacency, signed_volumes
+from .tetmesh import (
+    check_volumes,
+    compact_unreferenced,
+    dihedral_angles,
+    face_adjacency,
+    signed_volumes,
+    validate_arrays,
+)
 
 DEFAULT_TARGET_TETS = 15_000
 # Beyond this the simulation mesh no longer fits the "real time" brief and a
@@ -113,8 +120,15 @@ class TetResult:
 
     @classmethod
     def from_saved(cls, data: Mapping[str, np.ndarray]) -> TetResult:
-        """The result :meth:`to_arrays` wrote (``data``: an ``np.load`` of it)."""
-        res = cls.from_arrays(data["X"], data["T"], method=str(data["method"]))
+        """The result :meth:`to_arrays` wrote (``data``: an ``np.load`` of it).
+
+        Checked as a mesher's output is (finite positions, indices in range,
+        every tet positively oriented): a :class:`MeshError` says the file
+        is damaged, and the caller discards it, never the character.
+        """
+        X, T = validate_arrays(data["X"], data["T"])
+        check_volumes(X, T)
+        res = cls.from_arrays(X, T, method=str(data["method"]))
         parts, body_parts, k = (int(c) for c in data["counts"])
         res.seconds = float(data["seconds"])
         res.parts, res.body_parts = parts, body_parts

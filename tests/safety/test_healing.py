@@ -83,3 +83,41 @@ def test_live_preview_heals_a_damaged_tet_cache(addon, shot):
     assert obj.session_uid not in addon.preview.ERRORS
     with np.load(cache, allow_pickle=False) as data:
         assert "X" in data.files
+
+
+def poison(path, how):
+    """A valid archive with the right key and arrays, but values no mesher makes (issue 24, item 5)."""
+    with np.load(path, allow_pickle=False) as data:
+        arrays = {name: data[name] for name in data.files}
+    X, T = arrays["X"].copy(), arrays["T"].copy()
+    if how == "nan":
+        X[3, 1] = np.nan
+    elif how == "inf":
+        X[5, 0] = np.inf
+    elif how == "negative index":
+        T[2, 3] = -1
+    elif how == "index past the end":
+        T[2, 3] = len(X)
+    elif how == "inverted tet":
+        T[0, [0, 1]] = T[0, [1, 0]]
+    arrays["X"], arrays["T"] = X, T
+    with path.open("wb") as fh:
+        np.savez(fh, **arrays)
+
+
+@pytest.mark.parametrize("how", ["nan", "inf", "negative index", "index past the end", "inverted tet"])
+def test_a_tet_cache_with_impossible_values_heals_itself(addon, shot, how):
+    """Issue 24, item 5.  Before: a valid zip holding NaN/inf positions, bad indices or inverted tets
+    blocked the object ("rest positions contain NaN…; fix the mesh") until deleted by hand.  The
+    healed bake equals the bake from sound caches byte for byte (determinism, as above)."""
+    import bpy
+
+    obj, _, _scene, folder = shot
+    reference, _ = baked_bytes(bpy, addon, obj, folder)
+    (cache,) = (folder / "skinmodes_cache").glob("tets-*.npz")
+    poison(cache, how)
+    addon.session.clear_sessions()
+    healed, summary = baked_bytes(bpy, addon, obj, folder)
+    notes = [m for m in summary["messages"] if cache.name in m]
+    assert len(notes) == 1 and "recomputing" in notes[0], summary["messages"]
+    assert healed == reference

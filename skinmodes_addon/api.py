@@ -16,6 +16,7 @@ and leaves the scene unchanged when it does.
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import bpy
@@ -47,6 +48,39 @@ __all__ = [
 
 # A training pose's contact: "auto", "none", or the name of a vertex group.
 CONTACT_KINDS = {"auto": "AUTO", "none": "NONE"}
+# Blender's frames (MINAFRAME, MAXFRAME): a scene cannot be set to a frame outside them.
+FRAME_LIMIT = 1_048_574
+# The bake's outputs, as the API, the add-on and the command line spell them.
+OUTPUT_SPELLINGS = {"pc2": "PC2", "shape_keys": "SHAPE_KEYS", "shapekeys": "SHAPE_KEYS"}
+
+
+def check_frame(value: Any, what: str) -> int:
+    """``value`` as a frame, or a one-line :class:`SkinmodesError` naming ``what`` and the limits."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise SkinmodesError(f"{what} must be a whole number, got {value!r}")
+    if not -FRAME_LIMIT <= int(value) <= FRAME_LIMIT:
+        raise SkinmodesError(
+            f"{what} {value} is outside Blender's frames ({-FRAME_LIMIT} to {FRAME_LIMIT}); give a frame inside them"
+        )
+    return int(value)
+
+
+def check_frames(frames: Any) -> tuple[int, int] | None:
+    """A bake's ``frames`` argument: None, or a (start, end) pair of frames (checked, one line if not)."""
+    if frames is None:
+        return None
+    if isinstance(frames, (str, bytes)) or not isinstance(frames, (tuple, list)) or len(frames) != 2:
+        raise SkinmodesError(f"frames must be a (start, end) pair of whole numbers, e.g. (1, 120), got {frames!r}")
+    return check_frame(frames[0], "the start frame"), check_frame(frames[1], "the end frame")
+
+
+def check_output(output: Any) -> str | None:
+    """A bake's ``output`` argument: None, or "PC2" / "SHAPE_KEYS" however spelt (one line if neither)."""
+    if output is None:
+        return None
+    if not isinstance(output, str) or output.lower() not in OUTPUT_SPELLINGS:
+        raise SkinmodesError(f"output must be 'PC2' or 'SHAPE_KEYS' (or 'shapekeys'), got {output!r}")
+    return OUTPUT_SPELLINGS[output.lower()]
 
 
 def settings(obj: bpy.types.Object) -> Any:
@@ -97,8 +131,7 @@ def validate_poses(obj: bpy.types.Object, new: list[tuple[int, str]]) -> list[tu
         if not (isinstance(item, (tuple, list)) and len(item) == 2):
             raise SkinmodesError(f"a training pose is a (frame, contact) pair, got {item!r}")
         frame, contact = item
-        if isinstance(frame, bool) or not isinstance(frame, int):
-            raise SkinmodesError(f"a training pose's frame must be a whole number, got {frame!r}")
+        frame = check_frame(frame, "a training pose's frame")
         if frame in seen:
             raise SkinmodesError(f"frame {frame} is given twice as a training pose; give each frame once")
         seen.add(frame)
@@ -133,7 +166,9 @@ def bake(
     keep_previous_file: a test bake that will not be saved; its point cache gets a name of its own,
     and the file the saved .blend plays is neither overwritten nor deleted.
     """
-    job = BakeJob(bpy.context, obj, output=output, frames=frames, keep_previous=keep_previous_file).run()
+    checked_frames, checked_output = check_frames(frames), check_output(output)
+    job = BakeJob(bpy.context, obj, output=checked_output, frames=checked_frames, keep_previous=keep_previous_file)
+    job.run()
     ps = job.session.prepared.posespace
     return {
         "object": obj.name,

@@ -67,3 +67,55 @@ def test_the_command_refuses_in_one_line_and_leaves_the_blend_as_it_was(installe
     assert out.returncode == 0, out.stderr
     bpy.ops.wm.open_mainfile(filepath=str(blend))
     assert bpy.data.objects[name].skinmodes.reset_at_cuts is True  # the boolean flag reached the setting
+
+
+def test_set_poses_refuses_a_frame_blender_cannot_hold_and_keeps_the_poses(addon, creature):
+    """Issue 24, item 6.  Before: (2**31, 'auto') wiped the user's poses, then raised a raw ValueError."""
+    obj, _arm, _scene = creature
+    addon.api.set_poses(obj, [(40, "auto")])
+    before = settings_fingerprint(obj), addon.api.poses(obj)
+    for new in ([(12, "auto"), (2**31, "auto")], [(12, "auto"), (-(10**7), "none")], [(12.0, "auto")]):
+        with pytest.raises(addon.core.errors.SkinmodesError) as err:
+            addon.api.set_poses(obj, new)
+        assert "\n" not in str(err.value) and "frame" in str(err.value), str(err.value)
+        assert (settings_fingerprint(obj), addon.api.poses(obj)) == before
+
+
+# (frames, output, what the line must say): wrong shapes and types, fractions, frames Blender cannot show.
+BAKE_BAD = [
+    ((1,), None, "frames must be a (start, end) pair"),
+    (("a", "b"), None, "the start frame must be a whole number"),
+    ("1-5", None, "frames must be a (start, end) pair"),
+    ((1.5, 3), None, "the start frame must be a whole number, got 1.5"),
+    ((1, 2**31), None, "the end frame 2147483648 is outside Blender's frames"),
+    ((1, 6), 5, "output must be 'PC2' or 'SHAPE_KEYS'"),
+]
+
+
+@pytest.mark.parametrize(("frames", "output", "said"), BAKE_BAD, ids=[repr(b[:2]) for b in BAKE_BAD])
+def test_api_bake_refuses_bad_arguments_in_one_line_and_changes_nothing(addon, shot, frames, output, said):
+    """Before: raw tracebacks (IndexError, ValueError, AttributeError), and (1.5, 3) baked from frame 1."""
+    import bpy
+
+    from tests.addon.helpers import disk_fingerprint, full_fingerprint
+
+    obj, _arm, _scene, folder = shot
+    before = full_fingerprint(bpy, obj), disk_fingerprint(folder)
+    with pytest.raises(addon.core.errors.SkinmodesError) as err:
+        addon.api.bake(obj, frames=frames, output=output)
+    assert "\n" not in str(err.value) and said in str(err.value), str(err.value)
+    assert (full_fingerprint(bpy, obj), disk_fingerprint(folder)) == before
+
+
+def test_the_command_refuses_a_huge_pose_frame_in_one_line(installed, tmp_path):
+    """Before: ``--pose 99999999999`` printed "unexpected ValueError"."""
+    from tests.safety import faults
+
+    name, folder = installed
+    blend = folder / "shot.blend"
+    before = blend.read_bytes()
+    out = run_command(tmp_path, "bake", "--blend", str(blend), "--object", name, "--pose", "99999999999")
+    assert out.returncode == 1, out.stderr
+    line = faults.last_line(out.stderr)
+    assert line.startswith("skinmodes: error: a training pose's frame 99999999999 is outside"), line
+    assert blend.read_bytes() == before

@@ -358,6 +358,14 @@ class BakeJob:
                     f"the mesh of '{obj.name}' comes from a library and cannot take new shape keys; "
                     "bake a Point Cache instead"
                 )
+            twins = [o.name for o in bpy.data.objects if o.data == obj.data and o != obj]
+            if twins:
+                shown = ", ".join(f"'{n}'" for n in twins[:3]) + (f" and {len(twins) - 3} more" if len(twins) > 3 else "")
+                raise SkinmodesError(
+                    f"the mesh of '{obj.name}' is shared with {shown} (a linked duplicate): shape keys would move "
+                    "them too; make it single-user (Object > Relations > Make Single User > Object & Data) "
+                    "or bake a Point Cache"
+                )
             keys = obj.data.shape_keys
             ad = keys.animation_data if keys is not None else None
             if ad is not None and ad.action is not None and ad.action.name != s.bake_action:

@@ -360,7 +360,9 @@ class BakeJob:
                 )
             twins = [o.name for o in bpy.data.objects if o.data == obj.data and o != obj]
             if twins:
-                shown = ", ".join(f"'{n}'" for n in twins[:3]) + (f" and {len(twins) - 3} more" if len(twins) > 3 else "")
+                shown = ", ".join(f"'{n}'" for n in twins[:3]) + (
+                    f" and {len(twins) - 3} more" if len(twins) > 3 else ""
+                )
                 raise SkinmodesError(
                     f"the mesh of '{obj.name}' is shared with {shown} (a linked duplicate): shape keys would move "
                     "them too; make it single-user (Object > Relations > Make Single User > Object & Data) "
@@ -872,8 +874,7 @@ def clear_bake(obj: bpy.types.Object, delete_file: bool = True) -> list[str]:
     s.bake_files = "\n".join(
         line
         for line in s.bake_files.splitlines()
-        if line.strip()
-        and (not s.bake_file or _resolved(line.split("\t")[0], obj) != _resolved(s.bake_file, obj))
+        if line.strip() and (not s.bake_file or _resolved(line.split("\t")[0], obj) != _resolved(s.bake_file, obj))
     )
     s.bake_kind = ""
     s.bake_file = ""

@@ -181,7 +181,7 @@ def blend_problem(path: str, object_name: str) -> str:
             os.link(path, probe)
         except OSError:
             shutil.copyfile(path, probe)
-        with bpy.data.libraries.load(probe) as (source, _target):
+        with bpy.data.libraries.load(probe) as (source, _target):  # type: ignore[func-returns-value, attr-defined]
             names = list(source.objects)
     except (OSError, ValueError, RuntimeError) as exc:
         return str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__

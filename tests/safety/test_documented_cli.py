@@ -48,7 +48,7 @@ def adapt(words, folder, name, dev_zip):
     words = [swap.get(w, w) for w in words]
     if words[:2] == ["blender", "-b"]:  # blender -b FILE --command skinmodes ARGS
         blend, rest = words[2], words[words.index("skinmodes") + 1 :]
-        return rest + ["--blend", blend], False
+        return [*rest, "--blend", blend], False
     assert words[:2] == ["python", "tools/skinmodes_cli.py"], words
     return words[2:], True
 

@@ -38,7 +38,11 @@ def run(count, cores=0):
     env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}  # each library's own default
     path = str(ROOT / "skinmodes_addon" / "threads.py")
     return subprocess.run(
-        [sys.executable, "-c", SCRIPT, str(count), str(cores), path], capture_output=True, text=True, env=env, timeout=300
+        [sys.executable, "-c", SCRIPT, str(count), str(cores), path],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
     )
 
 

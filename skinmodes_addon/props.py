@@ -29,6 +29,10 @@ ADDON = __package__ or ""
 FALLBACK_CACHE_DIR = "//skinmodes_cache/"
 
 
+# Blender's last frame (MAXFRAME; the first is its negative): frame properties hold no other.
+MAX_FRAME = 1_048_574
+
+
 def status(kind: Any, name: str, description: str = "", **kw: Any) -> Any:
     """A status property the operators write: hidden, not animatable, overridable (kept by library overrides)."""
     options = set(STATUS)
@@ -101,17 +105,26 @@ CONTACT_ITEMS = [
 class SkinmodesPose(bpy.types.PropertyGroup):
     """A training pose of the pose-space modes: the rig pose at a frame, and its contact."""
 
-    frame: IntProperty(name="Frame", description="The frame whose rig pose this is", override=OVERRIDE)  # type: ignore[valid-type]
+    frame: IntProperty(
+        name="Frame",
+        description="The frame whose rig pose this is",
+        min=-MAX_FRAME,
+        max=MAX_FRAME,
+        options=set(),
+        override=OVERRIDE,
+    )  # type: ignore[valid-type]
     contact: EnumProperty(
         name="Contact",
         description="Where skin touches skin in this pose: those vertices do not jiggle there",
         items=CONTACT_ITEMS,
         default="AUTO",
+        options=set(),
         override=OVERRIDE,
     )  # type: ignore[valid-type]
     contact_group: StringProperty(
         name="Contact Group",
         description="Vertex group of the skin held still in this pose (weights above 0.5)",
+        options=set(),
         override=OVERRIDE,
     )  # type: ignore[valid-type]
 
@@ -131,17 +144,23 @@ class SkinmodesSettings(bpy.types.PropertyGroup):
         def __setattr__(self, name: str, value: Any) -> None: ...
 
     # Frame range ----------------------------------------------------------
+    # Not animatable: a keyed range would make the baked range depend on the current frame.
     use_scene_range: BoolProperty(
-        name="Scene Range", description="Simulate the scene's frame range", default=True, override=OVERRIDE
+        name="Scene Range",
+        description="Simulate the scene's frame range",
+        default=True,
+        options=set(),
+        override=OVERRIDE,
     )  # type: ignore[valid-type]
-    frame_start: IntProperty(name="Start", default=1, override=OVERRIDE)  # type: ignore[valid-type]
-    frame_end: IntProperty(name="End", default=250, override=OVERRIDE)  # type: ignore[valid-type]
+    frame_start: IntProperty(name="Start", default=1, min=-MAX_FRAME, max=MAX_FRAME, options=set(), override=OVERRIDE)  # type: ignore[valid-type]
+    frame_end: IntProperty(name="End", default=250, min=-MAX_FRAME, max=MAX_FRAME, options=set(), override=OVERRIDE)  # type: ignore[valid-type]
 
     # Output -------------------------------------------------------------
     live_preview: BoolProperty(
         name="Live Preview",
         description="Show the secondary motion while scrubbing",
         default=False,
+        options=set(),
         update=_toggle_preview,
     )  # type: ignore[valid-type]
 
@@ -155,7 +174,7 @@ class SkinmodesSettings(bpy.types.PropertyGroup):
 
     # Inspect ------------------------------------------------------------
     inspect_mode: IntProperty(
-        name="Mode", description="Skinning mode to show on the mesh", default=0, min=0, override=OVERRIDE
+        name="Mode", description="Skinning mode to show on the mesh", default=0, min=0, options=set(), override=OVERRIDE
     )  # type: ignore[valid-type]
 
     # Status, written by the operators ------------------------------------

@@ -87,6 +87,8 @@ STEM_HASH = 10
 STEM_NAME = 40
 # Old shape keys are renamed to this prefix while a new shape-key bake is put in place.
 ASIDE_PREFIX = SHAPE_KEY_PREFIX + "replaced."
+# Set on the shape keys (the Key) when a bake added their Basis: only then does removing the bake remove it.
+BASIS_MARK = "skinmodes_made_basis"
 # The object's properties a session build writes (restored if the bake that built it fails).
 SESSION_STATUS = frozenset(
     (
@@ -705,6 +707,12 @@ def refuse_shape_keys_for_stack(obj: bpy.types.Object) -> None:
         )
 
 
+def baked_key_names(keys: bpy.types.Key, prefix: str) -> list[str]:
+    """The shape keys a bake made: ``prefix`` and a frame number (a user's own "skinmodes.smile" is not one)."""
+    pattern = re.compile(re.escape(prefix) + r"-?\d+")
+    return [kb.name for kb in keys.key_blocks if pattern.fullmatch(kb.name)]
+
+
 def set_aside_shape_keys(obj: bpy.types.Object, old: _OldBake, undo: _Undo) -> None:
     """Make room for new shape keys: rename the old bake's aside and unassign its action (both undoable).
 
@@ -716,7 +724,7 @@ def set_aside_shape_keys(obj: bpy.types.Object, old: _OldBake, undo: _Undo) -> N
     keys = obj.data.shape_keys
     if keys is None:
         return
-    ours = [kb.name for kb in keys.key_blocks if kb.name.startswith(SHAPE_KEY_PREFIX)]
+    ours = baked_key_names(keys, SHAPE_KEY_PREFIX)
     for name in ours:
         aside = ASIDE_PREFIX + name[len(SHAPE_KEY_PREFIX) :]
         keys.key_blocks[name].name = aside
@@ -742,6 +750,7 @@ def write_shape_keys(obj: bpy.types.Object, deltas: dict[int, np.ndarray], undo:
     """
     if obj.data.shape_keys is None:
         obj.shape_key_add(name="Basis", from_mix=False)
+        obj.data.shape_keys[BASIS_MARK] = True
         undo.add(lambda: obj.shape_key_remove(obj.data.shape_keys.key_blocks[0]))
     keys = obj.data.shape_keys
     basis = keys.reference_key
@@ -795,17 +804,12 @@ def drop_old_bake(obj: bpy.types.Object, old: _OldBake, output: str) -> list[str
     else:
         prefix = SHAPE_KEY_PREFIX
     if keys is not None:
-        for name in [kb.name for kb in keys.key_blocks if kb.name.startswith(prefix)]:
+        for name in baked_key_names(keys, prefix):
             attempt(f"shape key {name}", lambda name=name: obj.shape_key_remove(keys.key_blocks[name]))
         ad = keys.animation_data
         if output == "PC2" and ad is not None and ad.action is not None and ad.action.name == old.action:
             attempt("the shape-key action", lambda: setattr(ad, "action", None))
-        if (
-            output == "PC2"
-            and old.kind == "SHAPE_KEYS"
-            and len(keys.key_blocks) == 1
-            and keys.key_blocks[0].name == "Basis"
-        ):
+        if output == "PC2" and old.kind == "SHAPE_KEYS" and len(keys.key_blocks) == 1 and keys.get(BASIS_MARK):
             attempt("the Basis shape key", lambda: obj.shape_key_remove(keys.key_blocks[0]))
     if old.action and old.action != s.bake_action:
         action = bpy.data.actions.get(old.action)
@@ -856,8 +860,8 @@ def clear_bake(obj: bpy.types.Object, delete_file: bool = True) -> list[str]:
         obj.modifiers.remove(mod)
     keys = obj.data.shape_keys
     if keys is not None:
-        for kb in [kb for kb in keys.key_blocks if kb.name.startswith(SHAPE_KEY_PREFIX)]:
-            obj.shape_key_remove(kb)
+        for name in baked_key_names(keys, SHAPE_KEY_PREFIX):
+            obj.shape_key_remove(keys.key_blocks[name])
         if (
             s.bake_action
             and keys.animation_data is not None
@@ -865,8 +869,8 @@ def clear_bake(obj: bpy.types.Object, delete_file: bool = True) -> list[str]:
             and keys.animation_data.action.name == s.bake_action
         ):
             keys.animation_data.action = None
-        if len(keys.key_blocks) == 1 and keys.key_blocks[0].name == "Basis" and s.bake_kind == "SHAPE_KEYS":
-            obj.shape_key_remove(keys.key_blocks[0])
+        if len(keys.key_blocks) == 1 and keys.get(BASIS_MARK) and s.bake_kind == "SHAPE_KEYS":
+            obj.shape_key_remove(keys.key_blocks[0])  # the Basis the bake added, never the user's own
     if s.bake_action:
         action = bpy.data.actions.get(s.bake_action)
         if action is not None and action.users == 0:

@@ -344,6 +344,7 @@ class BakeJob:
         self._original_frame = self.scene.frame_current
         self._started = time.time()  # temporary files older than this are a killed run's leftovers
         self._frame = self.start  # the frame being baked, for messages
+        self._solving = False  # inside the simulation's step (its failures are not the rig's)
         self._stats: dict[str, object] = {}
         self._closed = False
         self._gen: Generator[float, None, None] | None = None
@@ -400,6 +401,11 @@ class BakeJob:
         except OSError as exc:
             raise disk_error(exc, self._target()) from exc
         except np.linalg.LinAlgError as exc:
+            if self._solving:  # the simulation's own algebra, not the rig's
+                raise SkinmodesError(
+                    f"frame {self._frame}: the simulation's solver failed ({exc}); nothing was changed: "
+                    "raise Sub-steps or lower the stiffness, or Compute Modes again"
+                ) from exc
             raise RigError(
                 f"frame {self._frame}: the rig cannot be inverted there ({exc}); "
                 "a bone or object scaled to 0? fix the rig at that frame"
@@ -450,7 +456,9 @@ class BakeJob:
                 self._frame = f
                 self.scene.frame_set(f)
                 session.record(f, depsgraph)
+                self._solving = True
                 offsets = session.offsets_local(f)
+                self._solving = False
                 if self._writer is not None:
                     rig = evaluated_coordinates(self.obj, depsgraph, buf)
                     if len(rig) != k:

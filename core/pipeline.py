@@ -37,6 +37,7 @@ from .io.model_cache import input_hash, load_or_build
 from .model.interior_weights import volume_bone_weights
 from .model.leak import default_leak_field
 from .model.materials import Material, scaled_field
+from .model.planted import planted_tet_vertices
 from .model.rig import LBSRig, lbs_basis
 from .physskin.rig import PhysicsRig, render_correction
 from .posespace.model import PoseSpaceModel, build_pose_space, detect_contacts, rest_pose
@@ -58,6 +59,8 @@ class CharacterInput:
     0 = it follows the rig.  bone_heads, bone_tails: optional (b, 3) rest-pose
     bone segments in the same frame as ``rest`` (NaN rows for a weight column
     without a bone); the physics skin pins the flesh around them.
+    planted: optional (k,) bool, render vertices the rig puts on the ground
+    (:func:`core.model.planted.planted_vertices`): every mode vanishes there.
     """
 
     rest: np.ndarray
@@ -68,6 +71,7 @@ class CharacterInput:
     leak: np.ndarray | None = None
     bone_heads: np.ndarray | None = None
     bone_tails: np.ndarray | None = None
+    planted: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -209,6 +213,7 @@ def character_key(inp: CharacterInput, subspace: SubspaceSettings, material: Mat
         inp.stiffness,
         inp.density,
         inp.leak,
+        None if inp.planted is None else np.asarray(inp.planted, dtype=bool),
         str(sorted(asdict(subspace).items())),
         str(sorted(asdict(material).items())),
     )
@@ -319,17 +324,25 @@ def prepare_character(
         # painting 1 keeps the automatic surface-to-interior field.
         d = 1.0 - free * (1.0 - d)
     rig = LBSRig.from_weights(tet_w)
+    held, emb = None, None
+    if inp.planted is not None and np.shape(inp.planted) != (len(rest),):
+        raise RigError(f"planted vertices need one flag per vertex ({len(rest)}), got shape {np.shape(inp.planted)}")
+    if inp.planted is not None and np.any(inp.planted):
+        # Planted feet: the corners of the tets holding them (found before the modes, which vanish there).
+        emb = embed_points(mesh.X, mesh.T, rest)
+        held = planted_tet_vertices(mesh.T, emb.tet, inp.planted)
+        stats["planted_vertices"] = float(len(held))
     key = character_key(inp, subspace, material)
     model_path = None if cache is None else cache / f"model-{key[:16]}.npz"
     stage("modes and clusters", 0.22)
     t0 = time.perf_counter()
     model = load_or_build(
-        model_path, mesh, mat, rig, subspace.modes, subspace.clusters, leak=d, seed=subspace.seed, log=log
+        model_path, mesh, mat, rig, subspace.modes, subspace.clusters, leak=d, seed=subspace.seed, log=log, held=held
     )
     stats["subspace_s"] = time.perf_counter() - t0
     stage("embedding", 0.95)
     t0 = time.perf_counter()
-    emb = embed_points(mesh.X, mesh.T, rest)
+    emb = embed_points(mesh.X, mesh.T, rest) if emb is None else emb
     render_w = interpolate(emb, mesh.T, model.weights)
     keep = None
     if tet.skipped_vertices is not None and len(tet.skipped_vertices) == len(rest):

@@ -41,9 +41,16 @@ def input_hash(*arrays: np.ndarray | float | int | str | None) -> str:
 
 
 def model_key(
-    mesh: TetMesh, material: Material, rig: Rig | None, m: int, r: int, leak: np.ndarray | None, seed: int
+    mesh: TetMesh,
+    material: Material,
+    rig: Rig | None,
+    m: int,
+    r: int,
+    leak: np.ndarray | None,
+    seed: int,
+    held: np.ndarray | None = None,
 ) -> str:
-    """The cache key of a reduced model: a hash of every input that shapes it."""
+    """The cache key of a reduced model: a hash of every input that shapes it (held: planted tet vertices)."""
     if isinstance(rig, LBSRig):
         rig_arr: np.ndarray | None = rig.weights
     elif isinstance(rig, LinearRig):
@@ -63,6 +70,7 @@ def model_key(
         r,
         leak,
         seed,
+        None if held is None else np.asarray(held, dtype=np.int64),
     )
 
 
@@ -120,20 +128,21 @@ def load_or_build(
     leak: np.ndarray | None = None,
     seed: int = 0,
     log: list[str] | None = None,
+    held: np.ndarray | None = None,
 ) -> ReducedModel:
     """Load the cached model for these inputs, or build (and cache) it.
 
     Any cache problem is reported through ``log`` (one line) and the model
     recomputed; nothing invalid is ever used.
     """
-    key = model_key(mesh, material, rig, m, r, leak, seed)
+    key = model_key(mesh, material, rig, m, r, leak, seed, held)
     if path is not None and Path(path).exists():
         try:
             return load_model(path, key)
         except CacheError as exc:
             if log is not None:
                 log.append(str(exc))
-    model = build_reduced_model(mesh, material, rig, m, r, leak=leak, seed=seed)
+    model = build_reduced_model(mesh, material, rig, m, r, leak=leak, seed=seed, held=held)
     if path is not None:
         save_model(model, path, key)
     return model

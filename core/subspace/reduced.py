@@ -40,6 +40,7 @@ from ..model.constraint import normalization
 from ..model.fem import lumped_mass, scalar_gradient_operator, scalar_laplacian
 from ..model.leak import default_leak_field, validate_leak_field
 from ..model.materials import Material
+from ..model.planted import planted_rows
 from ..model.rig import LBSRig, Rig, lbs_basis
 from .clusters import cluster_matrix, skinning_clusters
 from .skinning_modes import skinning_eigenmodes
@@ -159,18 +160,21 @@ def build_reduced_model(
     leak: np.ndarray | None = None,
     seed: int = 0,
     backend: str = "superlu",
+    held: np.ndarray | None = None,
 ) -> ReducedModel:
     """Modes, clusters and products for a tet mesh, material and rig (Algorithm 1 + §8.2).
 
     leak: user momentum-leak field d (n,) in [0, 1]; None computes the default
-    surface-to-interior diffusion.
+    surface-to-interior diffusion.  held: tet vertex indices (c,) every mode
+    vanishes at (planted feet, :mod:`core.model.planted`); None or empty: none.
     """
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     masses = lumped_mass(mesh, material.density)
     d = default_leak_field(mesh) if leak is None else validate_leak_field(leak, mesh.n)
     timings["leak"] = time.perf_counter() - t0
-    modes = skinning_eigenmodes(mesh, material, masses, rig, d, m, backend=backend)
+    rows = None if held is None or len(held) == 0 else planted_rows(np.asarray(held, dtype=np.int64), masses)
+    modes = skinning_eigenmodes(mesh, material, masses, rig, d, m, backend=backend, extra_rows=rows)
     timings["modes"] = modes.seconds
     t0 = time.perf_counter()
     labels = skinning_clusters(modes.weights, modes.eigenvalues, mesh.T, mesh.volumes, r, seed=seed)

@@ -57,7 +57,7 @@ from .character import (
     renumbering_modifiers,
 )
 from .core.errors import CacheError, RigError, SkinmodesError
-from .core.io.atomic import remove_stale_partials
+from .core.io.atomic import partial_in_use, remove_stale_partials
 from .core.io.pc2 import PC2Writer, check_writable
 from .core.model.rig import normalize_weights
 from .core.pipeline import check_frame_range
@@ -87,6 +87,9 @@ STEM_HASH = 10
 STEM_NAME = 40
 # Old shape keys are renamed to this prefix while a new shape-key bake is put in place.
 ASIDE_PREFIX = SHAPE_KEY_PREFIX + "replaced."
+# Temporary files of the shared caches (core.io.atomic naming), and the age at which nobody writes them any more.
+SHARED_PARTIAL = re.compile(r"\.(?:model|tets)-[0-9a-f]{16}\.npz\.[0-9a-f]{12}\.partial")
+ABANDONED_AGE = 3600.0
 # Set on the shape keys (the Key) when a bake added their Basis: only then does removing the bake remove it.
 BASIS_MARK = "skinmodes_made_basis"
 # The object's properties a session build writes (restored if the bake that built it fails).
@@ -270,6 +273,31 @@ def deletion_refused(obj: bpy.types.Object, stored: str) -> str:
         return f"{Path(writers[0]).name} wrote it and may still play it"
     other = _other_user(obj, stored)
     return f"'{other}' uses it too" if other else ""
+
+
+def remove_abandoned_partials(folder: Path, older_than: float) -> list[Path]:
+    """Delete the temporary files of shared (tet and model) caches in ``folder`` that no live writer
+    holds and that are older than ``older_than``: a killed run's, for a key no bake will ask for again.
+
+    Those caches are named by their contents, so any bake may clean them; a
+    point cache's temporary files are left to their own object's next bake.
+    """
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not SHARED_PARTIAL.fullmatch(entry.name):
+            continue
+        try:
+            old = entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mtime < older_than
+            if old and not partial_in_use(Path(entry.path)):
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+        except OSError:
+            continue  # gone meanwhile, or not ours to delete: leave it
+    return removed
 
 
 def disk_error(exc: OSError, what: str) -> CacheError:
@@ -493,6 +521,12 @@ class BakeJob:
                 f"removed {len(removed)} temporary file(s) that an interrupted bake of '{self.obj.name}' left in "
                 f"{removed[0].parent}"
             )
+        if model_key is not None:
+            abandoned = remove_abandoned_partials(cache_folder(settings(self.obj)), time.time() - ABANDONED_AGE)
+            if abandoned:
+                self.messages.append(
+                    f"removed {len(abandoned)} temporary file(s) of caches no longer in use from {abandoned[0].parent}"
+                )
 
     def run(self) -> BakeJob:
         """Run every step and commit; cancels cleanly on any error."""

@@ -157,3 +157,24 @@ def test_only_stale_temporaries_of_the_exact_destination_are_taken(tmp_path):
     assert stale_partials(target, time.time(), legacy=[others[-1].name]) == [dead, others[-1]]
     live.abort()
     assert all(p.exists() for p in others) and not live.tmp.exists()
+
+
+def test_temporaries_of_caches_no_longer_in_use_are_removed_once_old(addon, shot):
+    """Issue 24 (low).  Before: a ``.partial`` of a tet or model cache whose key no bake asks for any
+    more (the settings changed since the killed run) stayed for ever.  Now any bake removes those an
+    hour old; a recent one (a run that may still be writing) and other files stay."""
+    obj, _, _scene, folder = shot
+    cache = folder / "skinmodes_cache"
+    cache.mkdir(exist_ok=True)
+    old = [
+        left_behind(cache / f".model-{'a' * 16}.npz.{'2' * 12}.partial", b"abandoned", seconds=7200),
+        left_behind(cache / f".tets-{'b' * 16}.npz.{'3' * 12}.partial", b"abandoned", seconds=7200),
+    ]
+    keep = [
+        left_behind(cache / f".model-{'c' * 16}.npz.{'4' * 12}.partial", b"maybe live", seconds=60),
+        left_behind(cache / f".Someone-0123456789.pc2.{'5' * 12}.partial", b"another object's", seconds=7200),
+        left_behind(cache / "notes.partial", b"a user's", seconds=7200),
+    ]
+    summary = addon.api.bake(obj, output="PC2", frames=(1, 4))
+    assert not any(p.exists() for p in old) and all(p.exists() for p in keep)
+    assert any("2 temporary file(s) of caches no longer in use" in m for m in summary["messages"]), summary

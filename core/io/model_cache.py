@@ -136,13 +136,21 @@ def load_or_build(
     recomputed; nothing invalid is ever used.
     """
     key = model_key(mesh, material, rig, m, r, leak, seed, held)
+    notes: list[str] = [] if log is None else log
     if path is not None and Path(path).exists():
         try:
             return load_model(path, key)
         except CacheError as exc:
-            if log is not None:
-                log.append(str(exc))
+            notes.append(str(exc))
+        except OSError as exc:  # a folder, an unreadable file: the cache is optional, never fatal
+            notes.append(f"cache {Path(path).name} cannot be read ({exc.strerror or exc}); recomputing")
     model = build_reduced_model(mesh, material, rig, m, r, leak=leak, seed=seed, held=held)
     if path is not None:
-        save_model(model, path, key)
+        try:
+            save_model(model, path, key)
+        except OSError as exc:  # a full disk, a read-only folder, a folder of that name: costs the reuse only
+            notes.append(
+                f"could not cache the modes as {Path(path).name} in {Path(path).parent} "
+                f"({exc.strerror or exc}); recomputed next time"
+            )
     return model

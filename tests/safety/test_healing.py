@@ -121,3 +121,22 @@ def test_a_tet_cache_with_impossible_values_heals_itself(addon, shot, how):
     notes = [m for m in summary["messages"] if cache.name in m]
     assert len(notes) == 1 and "recomputing" in notes[0], summary["messages"]
     assert healed == reference
+
+
+@pytest.mark.parametrize("output", ["PC2", "SHAPE_KEYS"])
+def test_a_folder_where_the_model_cache_goes_costs_only_the_reuse(addon, shot, output):
+    """Issue 24 (low).  Before: a folder at the model cache's path blocked every bake (the tet cache
+    already coped): the model cache could not be written, which failed the bake ("could not write
+    .model-….partial (Is a directory); the previous bake is unchanged"), for a shape-key bake too.
+    Now reading and writing it are one note each, naming the model cache, and the bake goes on."""
+    obj, _, _scene, folder = shot
+    addon.api.compute_modes(obj)
+    (cache,) = (folder / "skinmodes_cache").glob("model-*.npz")
+    cache.unlink()
+    cache.mkdir()
+    addon.session.clear_sessions()
+    summary = addon.api.bake(obj, output=output, frames=(1, 4))
+    notes = [m for m in summary["messages"] if cache.name in m]
+    assert len(notes) == 2 and all(".pc2" not in m and "\n" not in m for m in notes), summary["messages"]
+    assert "recomputing" in notes[0] and "recomputed next time" in notes[1]
+    assert cache.is_dir() and summary["frames_baked"] == 4

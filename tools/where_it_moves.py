@@ -1,0 +1,118 @@
+"""Where the secondary motion goes on real characters: region table, before and after planted feet (issue 31).
+
+Reads the core input and rig dumped by ``tools/rig_dump.py`` (``build/rigs/*.npz``),
+prepares each character with default settings, simulates its clip and hold, and
+prints per region (a tip, the feet on the ground, the core) the figures of
+``core/validation/where_it_moves.py``, for two variants:
+
+- ``no planting``: the defaults before issue 31 (the feet free);
+- ``planted``: the render vertices the rig puts on the ground held still.
+
+Run::
+
+    .venvs/main/bin/python tools/rig_dump.py            # once: Blender -> build/rigs
+    .venvs/main/bin/python tools/where_it_moves.py [--only fox_walk ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from core.model.planted import body_diagonal, planted_vertices, rig_positions  # noqa: E402
+from core.pipeline import CharacterInput, FrameSimulation, SolverSettings, prepare_character  # noqa: E402
+from core.validation.where_it_moves import grounded_offset_pct, markdown, region_reports  # noqa: E402
+
+# The appendage tip tracked per dump: a tail, or a hand / the head where the character has no tail.
+TIPS = {
+    "fox_walk": "b_Tail03_014",
+    "fox_run": "b_Tail03_014",
+    "creature": "tail.3",
+    "cesium_man": "Node_15",
+    "robot_walk": "Head",
+    "robot_run": "Head",
+}
+
+
+def chain_depth(parents: np.ndarray) -> np.ndarray:
+    """(b,) number of ancestors of each bone (parents: (b,), -1 at a root)."""
+    depth = np.zeros(len(parents), dtype=np.int64)
+    for b in range(len(parents)):  # bones, not vertices: a few dozen
+        p = parents[b]
+        while p >= 0:
+            depth[b] += 1
+            p = parents[p]
+    return depth
+
+
+def measure(path: Path, planted: bool) -> tuple[list, dict[str, float]]:
+    """Region reports and whole-body figures of one dump with or without planted feet."""
+    d = np.load(path)
+    rest, W, P = d["rest"], d["bone_weights"], d["p"]
+    feet = planted_vertices(rest, W, P)
+    inp = CharacterInput(
+        rest=rest,
+        faces=d["faces"],
+        bone_weights=W,
+        bone_heads=d["bone_heads"],
+        bone_tails=d["bone_tails"],
+        planted=feet if planted else None,
+    )
+    prep = prepare_character(inp, cache_dir=ROOT / "build" / "where_it_moves_cache")
+    start, stop, end, fps = int(d["start"]), int(d["stop"]), int(d["end"]), float(d["fps"])
+    sim = FrameSimulation(prep, SolverSettings(fps=fps), start, end, lambda f: P[min(max(f - start, 0), len(P) - 1)])
+    offsets = np.array([np.asarray(sim.offsets(f), dtype=np.float64) for f in range(start, end + 1)])
+    pos = rig_positions(rest, W, P)
+    diag = body_diagonal(pos[0])
+    names = [str(n) for n in d["bone_names"]]
+    dominant = W.argmax(axis=1)
+    tip = dominant == names.index(TIPS[path.stem])
+    core = (chain_depth(d["parents"])[dominant] <= 3) & ~feet & ~tip
+    reports = region_reports(prep, offsets, diag, {"tip": tip, "ground": feet, "core": core})
+    pct = 100.0 * np.linalg.norm(offsets, axis=2).max(axis=1) / diag
+    settle = stop + math.ceil(fps) - start
+    whole = {
+        "max": float(pct.max()),
+        "first": float(pct[:2].max()),
+        "settled": float(pct[settle:].max()),
+        "grounded": grounded_offset_pct(offsets, pos, diag),
+    }
+    return reports, whole
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rigs", type=Path, default=ROOT / "build" / "rigs")
+    ap.add_argument("--only", nargs="*", default=None)
+    args = ap.parse_args(argv)
+    rows, summary = [], []
+    for name in args.only or list(TIPS):
+        path = args.rigs / f"{name}.npz"
+        if not path.exists():
+            print(f"{path} is missing: run tools/rig_dump.py first", file=sys.stderr)
+            return 2
+        for planted in (False, True):
+            variant = "planted" if planted else "no planting"
+            reports, whole = measure(path, planted)
+            rows.append((name, variant, reports))
+            summary.append(
+                f"| {name} | {variant} | {whole['max']:.2f} | {whole['grounded']:.3f} | {whole['first']:.3f} "
+                f"| {whole['settled']:.3f} |"
+            )
+    print(markdown(rows))
+    print()
+    print("| character | variant | body max % | grounded max % | first frame % | settled % |")
+    print("|---|---|---|---|---|---|")
+    print("\n".join(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import real_characters as rc  # noqa: E402
-from build_extension import ADDON_MODULE  # noqa: E402
+import real_characters as rc
+from build_extension import ADDON_MODULE
 
 ROOT = Path(__file__).resolve().parent.parent
 

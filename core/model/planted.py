@@ -66,9 +66,7 @@ def grounded(positions: np.ndarray, diagonal: float, height: float = HEIGHT) -> 
     return (z - z.min(axis=1, keepdims=True)) <= height * diagonal
 
 
-def planted_vertices(
-    rest: np.ndarray, weights: np.ndarray, params: np.ndarray, height: float = HEIGHT
-) -> np.ndarray:
+def planted_vertices(rest: np.ndarray, weights: np.ndarray, params: np.ndarray, height: float = HEIGHT) -> np.ndarray:
     """(k,) bool: render vertices the rig puts on the ground at some frame of the clip (see module doc).
 
     rest (k, 3), weights (k, b), params (f, 12 b) as :func:`rig_positions`.  All

@@ -37,6 +37,7 @@ import errno
 import hashlib
 import os
 import re
+import shutil
 import time
 import unicodedata
 from collections.abc import Callable, Generator, Iterable
@@ -87,6 +88,8 @@ STEM_HASH = 10
 STEM_NAME = 40
 # Old shape keys are renamed to this prefix while a new shape-key bake is put in place.
 ASIDE_PREFIX = SHAPE_KEY_PREFIX + "replaced."
+# Bytes of a PC2 file's header (core.io.pc2).
+PC2_HEADER = 32
 # Temporary files of the shared caches (core.io.atomic naming), and the age at which nobody writes them any more.
 SHARED_PARTIAL = re.compile(r"\.(?:model|tets)-[0-9a-f]{16}\.npz\.[0-9a-f]{12}\.partial")
 ABANDONED_AGE = 3600.0
@@ -300,6 +303,26 @@ def remove_abandoned_partials(folder: Path, older_than: float) -> list[Path]:
     return removed
 
 
+def check_room(folder: Path, frames: int, vertices: int) -> None:
+    """Refuse, before any work, a point cache that cannot fit on the cache folder's disk (one line).
+
+    The size is a lower bound (the mesh's own vertices; modifiers above the
+    Armature modifier may add some), so only a bake that surely cannot fit
+    is refused: a range of a million frames fills a disk in minutes.
+    """
+    need = PC2_HEADER + frames * vertices * 12
+    existing = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    try:
+        free = shutil.disk_usage(existing).free if existing is not None else None
+    except OSError:
+        free = None  # cannot tell: the write itself reports a full disk
+    if free is not None and need > free:
+        raise CacheError(
+            f"the point cache of {frames:,} frames needs {need / 1e9:.3g} GB but the disk of {folder} has "
+            f"{free / 1e9:.3g} GB free; bake fewer frames or choose another cache folder"
+        )
+
+
 def disk_error(exc: OSError, what: str) -> CacheError:
     """A failed write or rename as one line: what, why, what to do, and that the old bake stands."""
     name = Path(exc.filename).name if isinstance(exc.filename, str) else what
@@ -383,6 +406,7 @@ class BakeJob:
             # Proved, not created: a bake refused later (a rig problem) leaves no empty folder;
             # PC2Writer creates it once the bake writes.
             check_writable(self.abs_path.parent, create=False)
+            check_room(self.abs_path.parent, self.total, len(obj.data.vertices))
         else:
             if obj.data.library is not None or obj.data.override_library is not None:
                 raise SkinmodesError(

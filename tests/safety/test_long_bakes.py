@@ -47,3 +47,25 @@ def test_a_2000_frame_bake_keeps_a_bounded_number_of_states(addon, long_shot, mo
     simulation = job.session.ensure_simulation()
     assert len(simulation.cached_frames) <= FRAMES // 10
     assert len(simulation._rig_cache) <= 3  # the guard's own memory: the last frames' probe positions
+
+
+def test_a_range_that_cannot_fit_on_the_disk_is_refused_before_any_work(addon, shot, monkeypatch):
+    """Issue 24 (low).  Before: a range of a million frames was accepted and its temporary file
+    grew until the disk was full (266 MB in 10 minutes).  The disk's free space is stood in for
+    (1 MB), since filling a real disk takes minutes; nothing may change (exact fingerprints)."""
+    import shutil
+    from collections import namedtuple
+
+    import bpy
+
+    from tests.addon.helpers import disk_fingerprint, full_fingerprint
+
+    obj, _, _scene, folder = shot
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda _path: usage(10**9, 10**9 - 10**6, 10**6))
+    before = full_fingerprint(bpy, obj), disk_fingerprint(folder)
+    with pytest.raises(addon.core.errors.SkinmodesError) as err:
+        addon.api.bake(obj, output="PC2", frames=(1, 1_000_000))
+    line = str(err.value)
+    assert "1,000,000 frames needs" in line and "bake fewer frames" in line and "\n" not in line, line
+    assert (full_fingerprint(bpy, obj), disk_fingerprint(folder)) == before

@@ -487,6 +487,13 @@ class BakeJob:
             session = build_session(self.obj, self.scene, log=self.messages.append, frames=frames)
         self.session = session
         self._clean_leftovers(model_key=session.prepared.key)
+        outside = [int(p.frame) for p in settings(self.obj).poses if not self.start <= p.frame <= self.end]
+        if outside:
+            shown = ", ".join(map(str, outside[:5])) + (" …" if len(outside) > 5 else "")
+            self.messages.append(
+                f"training pose(s) at frame {shown} lie outside the baked frames {self.start}-{self.end}: "
+                "they still shape the modes; remove them in the Pose-Space panel if that is not meant"
+            )
         k = len(session.character.rest)
         if self.output == "PC2":
             self._writer = PC2Writer(self.abs_path, k, float(self.start), self.total)

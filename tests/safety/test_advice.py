@@ -323,3 +323,17 @@ def test_show_mode_with_a_mirror_above_the_armature_disable_it_in_the_viewport(a
     assert "'Mirror'" in str(err.value) and obj.data.color_attributes.get("skinmodes_mode") is None
     mirror.show_viewport = False
     assert bpy.ops.skinmodes.show_mode() == {"FINISHED"}
+
+
+def test_a_training_pose_outside_the_baked_frames_is_mentioned(addon, shot):
+    """Issue 24 (low).  Before: a pose outside the baked range was used without a word."""
+    obj, _, _scene, _folder = shot
+    addon.api.set_poses(obj, [(40, "auto")])
+    summary = addon.api.bake(obj, output="PC2", frames=(1, 12))
+    notes = [m for m in summary["messages"] if "outside the baked frames" in m]
+    assert notes == [
+        "training pose(s) at frame 40 lie outside the baked frames 1-12: they still shape the modes; "
+        "remove them in the Pose-Space panel if that is not meant"
+    ], summary["messages"]
+    summary = addon.api.bake(obj, output="PC2", frames=(1, 48))
+    assert not [m for m in summary["messages"] if "outside the baked frames" in m]

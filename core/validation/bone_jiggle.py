@@ -67,6 +67,48 @@ def bone_tails(matrices: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return matrices[..., :3, 3] + matrices[..., :3, 1] * lengths[:, None]
 
 
+def lever_points(matrices: np.ndarray, levers: np.ndarray) -> np.ndarray:
+    """Particle points: matrices (..., b, 4, 4), levers (b, 3) in bone space -> (..., b, 3) = M @ (lever, 1)."""
+    return np.einsum("...ij,...j->...i", matrices[..., :3, :3], levers) + matrices[..., :3, 3]
+
+
+def as_levers(levers: np.ndarray) -> np.ndarray:
+    """Levers (b, 3) from levers (b, 3) or bone lengths (b,) (the tail, (0, length, 0))."""
+    levers = np.asarray(levers, dtype=np.float64)
+    if levers.ndim == 2:
+        return levers
+    out = np.zeros((len(levers), 3))
+    out[:, 1] = levers
+    return out
+
+
+def rest_levers(rest: np.ndarray, parents: np.ndarray, lengths: np.ndarray, jiggle: np.ndarray) -> np.ndarray:
+    """Levers (b, 3), in bone space, from a rig's rest bones (b, 4, 4): each bone's child's head.
+
+    Imported rigs rarely put a bone's tail where its child starts: glTF stores joints, not
+    bones, and Blender's importer guesses the tails (the Fox's Tail01 points away from Tail02;
+    the T-Rex's tail bones are a few thousandths of their segment long).  The particle's
+    lever, and so how far a moving head flings it, should be the segment the bone carries:
+    from its head to its child's head (a jiggling child first, else the first).  A bone
+    without a usable child keeps its own tail, but no shorter than its parent's lever.
+    """
+    nb = len(parents)
+    out = as_levers(lengths).copy()
+    for b in range(nb):
+        kids = [c for c in range(nb) if parents[c] == b]
+        kids.sort(key=lambda c: not jiggle[c])
+        for c in kids:
+            local = np.linalg.solve(rest[b], rest[c][:, 3])[:3]
+            if np.linalg.norm(local) > 1e-6 * max(np.linalg.norm(rest[b][:3, 3]), 1.0):
+                out[b] = local
+                break
+        else:
+            q = parents[b]
+            if q >= 0 and np.linalg.norm(out[b]) < np.linalg.norm(out[q]):
+                out[b] = np.array([0.0, np.linalg.norm(out[q]), 0.0])
+    return out
+
+
 def swing(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """The smallest rotation (3, 3) taking direction ``a`` (3,) to direction ``b`` (3,); neither need be unit."""
     a = a / np.linalg.norm(a)
@@ -85,17 +127,18 @@ def swing(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.eye(3) + s * K + (1.0 - c) * (K @ K)
 
 
-def aimed(target: np.ndarray, tail: np.ndarray, length: float) -> np.ndarray:
-    """Bone matrix (4, 4) ``target`` (4, 4) turned about its head so its tail points at ``tail`` (3,).
+def aimed(target: np.ndarray, point: np.ndarray, lever: np.ndarray) -> np.ndarray:
+    """Bone matrix (4, 4) ``target`` (4, 4) turned about its head so its ``lever`` (3,) points at ``point`` (3,).
 
     The bone keeps its length and roll relative to the target: only the swing changes.
     """
     head = target[:3, 3]
-    d = tail - head
-    if np.linalg.norm(d) < 1e-12 * max(length, 1e-300):
+    d = point - head
+    arm = target[:3, :3] @ lever
+    if np.linalg.norm(d) < 1e-12 * max(np.linalg.norm(arm), 1e-300):
         return target.copy()
     out = target.copy()
-    out[:3, :3] = swing(target[:3, 1], d) @ target[:3, :3]
+    out[:3, :3] = swing(arm, d) @ target[:3, :3]
     return out
 
 
@@ -125,7 +168,7 @@ def _chain_push(s: np.ndarray, q: int, head: np.ndarray, P: np.ndarray, J: np.nd
 def jiggle_bones(
     animated: np.ndarray,
     parents: np.ndarray,
-    lengths: np.ndarray,
+    levers: np.ndarray,
     jiggle: np.ndarray,
     fps: float,
     settings: JiggleSettings = JiggleSettings(),
@@ -134,13 +177,14 @@ def jiggle_bones(
 
     animated: (F, b, 4, 4) world bone matrices per frame (one step per frame, dt = 1/fps).
     parents: (b,) parent index, -1 for a root; every parent comes before its children.
-    lengths: (b,) bone lengths in armature space (see the module docstring).
+    levers: (b, 3) each bone's particle in its own frame (:func:`rest_levers`), or (b,) bone
+      lengths in armature space for the add-ons' tails at (0, length, 0) (the module docstring).
     jiggle: (b,) bool, the bones whose tails are particles (the add-on's "Bone Tail" toggle).
     Returns (F, b, 4, 4) jiggled world bone matrices; frame 0 is the animated pose.
     """
     animated = np.asarray(animated, dtype=np.float64)
     parents = np.asarray(parents)
-    lengths = np.asarray(lengths, dtype=np.float64)
+    levers = as_levers(levers)
     jiggle = np.asarray(jiggle, dtype=bool)
     F, nb = animated.shape[:2]
     if np.any(parents >= np.arange(nb)):
@@ -149,9 +193,9 @@ def jiggle_bones(
     spring = settings.stiffness * dt * dt / settings.iterations
     keep = min(max(1.0 - settings.damping * dt, 0.0), 1.0)
     g = np.asarray(settings.gravity, dtype=np.float64) * dt * dt
-    # World bone lengths: the matrices carry the armature object's scale.
-    world_len = lengths * np.linalg.norm(animated[0, :, :3, 1], axis=1)
-    rig_tails = bone_tails(animated, lengths)  # (F, b, 3): where the rig alone puts each tail
+    # World lever lengths: the matrices carry the armature object's scale.
+    world_len = np.linalg.norm(np.einsum("bij,bj->bi", animated[0, :, :3, :3], levers), axis=1)
+    rig_tails = lever_points(animated, levers)  # (F, b, 3): where the rig alone puts each particle
     out = np.empty_like(animated)
     out[0] = animated[0]
     P = rig_tails[0].copy()  # particles start at rest on the first pose
@@ -176,7 +220,7 @@ def jiggle_bones(
                     J[b] = targets[b]
                     continue
                 head = targets[b][:3, 3]
-                tail = head + targets[b][:3, 1] * lengths[b]
+                tail = targets[b][:3, :3] @ levers[b] + head
                 push = settings.chain and q >= 0 and jiggle[q]
                 # Wiggle 2 shares a correction with the parent half and half, except on the last
                 # pass, which leaves the parent alone (its "stretch" 0) so the chain ends solved.
@@ -195,16 +239,16 @@ def jiggle_bones(
                     if fac:
                         _chain_push(s, q, head, P, J, fac)
                 if fac:
-                    J[q] = aimed(targets[q], P[q], lengths[q])
-                J[b] = aimed(targets[b], P[b], lengths[b])
+                    J[q] = aimed(targets[q], P[q], levers[q])
+                J[b] = aimed(targets[b], P[b], levers[b])
         # 3. One pass from the root: every head on its parent's final frame, every jiggle bone
         #    aimed at its particle, and the particle put on the bone's tail (lengths kept exactly).
         for b in bones:
             q = parents[b]
             targets[b] = A[b] if q < 0 else on_parent(J[q], A[q], A[b])
-            J[b] = aimed(targets[b], P[b], lengths[b]) if jiggle[b] else targets[b]
+            J[b] = aimed(targets[b], P[b], levers[b]) if jiggle[b] else targets[b]
             if jiggle[b]:
-                P[b] = J[b][:3, 3] + J[b][:3, 1] * lengths[b]
+                P[b] = J[b][:3, :3] @ levers[b] + J[b][:3, 3]
         out[n] = J
     return out
 

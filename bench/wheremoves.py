@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from core.validation.bone_jiggle import JiggleSettings, bone_tails, jiggle_bones, normalised, skin
+from core.validation.bone_jiggle import JiggleSettings, bone_tails, jiggle_bones, normalised, rest_levers, skin
 
 from .common import ROOT, Context, install_addon
 
@@ -185,7 +185,8 @@ def measure_character(bpy: Any, rc: Any, character: Any, work: Path, settings: J
     # (mesh_world⁻¹ · armature_world · rest), world bones give world positions directly.
     bind = f["space"][:, None] @ rest[None]  # (F, b, 4, 4)
     appendage = np.array([n in APPENDAGES.get(character.name, ()) for n in names])
-    J = jiggle_bones(A, parents, lengths, appendage, loaded.fps, settings)
+    levers = rest_levers(rest, parents, lengths, appendage)
+    J = jiggle_bones(A, parents, levers, appendage, loaded.fps, settings)
     lbs_A = skin(local, W, bind, A)
     lbs_J = skin(local, W, bind, J)
     diag = m.diagonal
@@ -213,7 +214,7 @@ def measure_character(bpy: Any, rc: Any, character: Any, work: Path, settings: J
     tip = m.tip_vertex
     stop = loaded.stop - loaded.start  # index of the frame where the rig stops
     tip_bone = names.index(character.tip_bone)
-    segment = float(lengths[tip_bone] * np.linalg.norm(A[0, tip_bone, :3, 1]))
+    segment = float(np.linalg.norm(A[0, tip_bone, :3, :3] @ levers[tip_bone]))  # the tip bone's lever
     tips = {"ours": ours[:, tip], "reference": reference[:, tip]}
     return {
         "name": character.name,
@@ -252,6 +253,7 @@ def tip_metrics(x: np.ndarray, rig: np.ndarray, stop: int, diag: float, segment:
 
     peak_pct: largest |x - rig| (% of diag); peak_segments: the same in tip-bone lengths.
     lag_frames: the delay τ in 0..MAX_LAG_FRAMES minimising the mean |x(n) - rig(n - τ)| over the clip.
+    lag_pct: during the clip, the largest distance the tip trails the rig's tip along its direction of travel.
     overshoot_pct: after the stop, the largest offset along the rig tip's last direction of travel
     (beyond where the rig stopped); the largest |offset| if the tip was not moving.
     settle_frames: frames after the stop until |offset| stays below SETTLED_FRACTION of its largest
@@ -265,6 +267,12 @@ def tip_metrics(x: np.ndarray, rig: np.ndarray, stop: int, diag: float, segment:
         return float(np.linalg.norm(x[t : stop + 1] - rig[: stop + 1 - t], axis=1).mean())
 
     lag = min(range(min(MAX_LAG_FRAMES, stop) + 1), key=misfit)
+    # How far the tip trails the rig's tip along its direction of travel (central differences).
+    v = np.gradient(rig[: stop + 1], axis=0) if stop >= 1 else np.zeros((1, 3))
+    speed = np.linalg.norm(v, axis=1)
+    moving = speed > 1e-9 * diag
+    trailing = -np.einsum("ij,ij->i", d[: stop + 1][moving], v[moving] / speed[moving, None])
+    lag_distance = float(max(trailing.max(), 0.0)) if trailing.size else 0.0
     travel = rig[stop] - rig[max(stop - 1, 0)]
     after = d[stop:]
     if np.linalg.norm(travel) > 1e-9 * diag:
@@ -285,6 +293,7 @@ def tip_metrics(x: np.ndarray, rig: np.ndarray, stop: int, diag: float, segment:
         "peak_after_stop_pct": float(100.0 * tail.max() / diag),
         "peak_segments": float(mag.max() / segment),
         "lag_frames": int(lag),
+        "lag_pct": 100.0 * lag_distance / diag,
         "overshoot_pct": 100.0 * overshoot / diag,
         "settle_frames": settle,
         "end_pct": float(100.0 * mag[-1] / diag),
@@ -309,7 +318,9 @@ def plot_tip(row: dict, path: Path) -> Path:
     }
     for i, axis in enumerate("xyz"):
         for key, (colour, ls, label) in styles.items():
-            axes[i].plot(frames, 100 * (s[key][:, i] - origin[i]) / diag, ls, color=colour, label=label)
+            # The rig on top, thin: where ours follows it exactly it would hide it.
+            top = {"zorder": 3, "lw": 1.0} if key == "rig" else {}
+            axes[i].plot(frames, 100 * (s[key][:, i] - origin[i]) / diag, ls, color=colour, label=label, **top)
         axes[i].set_ylabel(f"tip {axis} (% of diag.)")
     for key in ("ours", "reference"):
         colour, ls, label = styles[key]
@@ -369,26 +380,32 @@ def report_lines(p: dict) -> list[str]:
     ]
     for r in p["characters"]:
         g = r["regions"]
-        cells = [f"{_f(g[k]['ours'])} / {_f(g[k]['reference'])}" for k in ("appendage", "grounded", "core", "body")]
+        # Without an appendage bone the reference is the rig itself: its offsets are round-off.
+        ref = (lambda k: _f(g[k]["reference"])) if r["appendage_bones"] else (lambda k: "–")
+        cells = [f"{_f(g[k]['ours'])} / {ref(k)}" for k in ("appendage", "grounded", "core", "body")]
         bones = ", ".join(r["appendage_bones"]) or "none"
         L.append(f"| {r['name']} | {r['action']} | {bones} | " + " | ".join(cells) + " |")
     L += [
         "",
         "The tip vertex (the harness's tracked vertex of the tip bone).  Peak: largest offset (% of the "
-        "diagonal, and in tip-bone lengths); lag: the delay that best lays the rig's tip path over it during "
-        "the clip; overshoot: after the rig stops, how far it goes on along the rig's last direction of travel; "
+        "diagonal, and in tip-bone lengths); lag: during the clip, how far it trails the rig's tip along its "
+        "direction of travel, and the delay that best lays the rig's tip path over it; overshoot: after the "
+        "rig stops, how far it goes on along the rig's last direction of travel; "
         f"settling: frames after the stop until its offset stays below {100 * p['settled_fraction']:g} % of its "
         "largest value from the stop on (– : not within the hold).",
         "",
-        "| character | side | peak % (segments) | lag [frames] | overshoot % | settling [frames] | end % |",
-        "|---|---|---|---|---|---|---|",
+        "| character | side | peak % (segments) | lag % | lag [frames] | overshoot % | settling [frames] | end % |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in p["characters"]:
         for side in ("ours", "reference"):
             t = r["tip"][side]
+            if side == "reference" and not r["appendage_bones"]:
+                L.append(f"| {r['name']} | reference | no appendage bone: the rig | | | | | |")
+                continue
             L.append(
-                f"| {r['name']} | {side} | {t['peak_pct']:.3g} ({t['peak_segments']:.2g}) | {t['lag_frames']} "
-                f"| {t['overshoot_pct']:.3g} | {_f(t['settle_frames'], 'd')} | {t['end_pct']:.2g} |"
+                f"| {r['name']} | {side} | {t['peak_pct']:.3g} ({t['peak_segments']:.2g}) | {t['lag_pct']:.3g} "
+                f"| {t['lag_frames']} | {t['overshoot_pct']:.3g} | {_f(t['settle_frames'], 'd')} | {t['end_pct']:.2g} |"
             )
     L.append("")
     for r in p["characters"]:

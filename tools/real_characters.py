@@ -139,6 +139,22 @@ CHARACTERS: tuple[CharacterSpec, ...] = (
         actions=("Anim_0",),
         tip_bone="Node_3",
     ),
+    CharacterSpec(
+        name="stag",
+        role="galloping stag with a tail (its horns, a separate rigid mesh, are left out)",
+        file="Stag.glb",
+        mesh="Stag",
+        actions=("AnimalArmature|Gallop",),
+        tip_bone="Tail3",
+    ),
+    CharacterSpec(
+        name="trex",
+        role="running T-Rex: a five-bone tail",
+        file="Trex.glb",
+        mesh="Trex",
+        actions=("Armature|TRex_Run",),
+        tip_bone="Tail5",
+    ),
 )
 
 # The character baked at x0.01, x1 and x100 by the scale-invariance test (its x100 bake is shared).

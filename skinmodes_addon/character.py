@@ -508,6 +508,14 @@ def sample_rig(
     if binding.root:
         T = np.concatenate([T, (binding.unit * (W_mesh @ G_inv))[None]], axis=0)
     p = np.ascontiguousarray(T[:, :3, :]).reshape(-1)
+    if not np.isfinite(p).all():
+        bad = np.flatnonzero(~np.isfinite(T[:, :3, :]).all(axis=(1, 2)))
+        names = [*binding.bones, f"the object '{obj.name}'"]
+        raise RigError(
+            f"frame {depsgraph.scene.frame_current}: the rig is not a number there "
+            f"({', '.join(names[i] for i in bad[:3])} has NaN or infinite values: a driver or constraint "
+            "dividing by zero?); fix the rig at that frame"
+        )
     to_local = np.linalg.inv(binding.unit * W_mesh[:3, :3])
     return p, to_local
 

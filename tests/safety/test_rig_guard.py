@@ -123,3 +123,25 @@ def test_an_armature_scaled_to_zero_is_one_line_from_the_command_line(addon, ins
     out = run_command(tmp_path, "bake", "--blend", str(blend), "--object", name)
     assert out.returncode == 0, out.stderr
     assert any(w.startswith(f"frame {CUT}: the rig jumps") for w in json.loads(out.stdout)["warnings"])
+
+
+def test_a_rig_that_is_not_a_number_is_refused_by_name(addon, shot):
+    """Issue 24 (low).  Before: a NaN in the rig with Reset at Cuts baked NaN positions and said only
+    "the rig jumps by nan%".  Now the bake stops at that frame naming the bone, and changes nothing."""
+    import bpy
+
+    from tests.addon.helpers import disk_fingerprint, full_fingerprint
+
+    obj, arm, _scene, folder = shot
+    obj.skinmodes.reset_at_cuts = True
+    constant_keys(arm.pose.bones["body"], "location", (0.0, 0.0, 0.0), (math.nan, 0.0, 0.0))
+    addon.api.compute_modes(obj)  # the shared caches (made before the bad frame is reached) exist already
+    before = full_fingerprint(bpy, obj), disk_fingerprint(folder)
+    try:
+        addon.api.bake(obj, output="PC2", frames=(1, 24))
+    except addon.core.errors.SkinmodesError as exc:
+        line = str(exc)
+    else:
+        line = "baked"
+    assert line.startswith(f"frame {CUT}: the rig is not a number there (body") and "nan%" not in line, line
+    assert (full_fingerprint(bpy, obj), disk_fingerprint(folder)) == before

@@ -318,9 +318,18 @@ def check_room(folder: Path, frames: int, vertices: int) -> None:
         free = None  # cannot tell: the write itself reports a full disk
     if free is not None and need > free:
         raise CacheError(
-            f"the point cache of {frames:,} frames needs {need / 1e9:.3g} GB but the disk of {folder} has "
-            f"{free / 1e9:.3g} GB free; bake fewer frames or choose another cache folder"
+            f"the point cache of {frames:,} frames needs {_size(need)} but the disk of {folder} has {_size(free)} "
+            f"free ({os.strerror(errno.ENOSPC)}); the previous bake is unchanged: free some disk space, "
+            "bake fewer frames or choose another cache folder"
         )
+
+
+def _size(n: int) -> str:
+    """A byte count for people: 85 KB, 3.2 GB."""
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n} bytes"
 
 
 def disk_error(exc: OSError, what: str) -> CacheError:

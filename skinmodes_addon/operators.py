@@ -524,8 +524,8 @@ class SKINMODES_OT_add_pose(bpy.types.Operator):
         start = s.frame_range(scene)[0]
         if frame == start:
             raise SkinmodesError(
-                f"frame {frame} is the rest frame (the first simulated frame), always pose 0; "
-                "go to the frame of the pose to add"
+                f"frame {frame} is the rest frame (the start of the frame range; pre-roll comes before it), "
+                "always pose 0; go to the frame of the pose to add"
             )
         pose = s.poses.add()
         pose.frame = frame

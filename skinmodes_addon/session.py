@@ -407,8 +407,8 @@ def read_poses(
             raise SkinmodesError(f"frame {f} is a training pose twice; remove one of them in the Pose-Space panel")
         if f == start:
             raise SkinmodesError(
-                f"frame {f} is the rest frame (the first simulated frame), always pose 0; "
-                "remove it from the training poses"
+                f"frame {f} is the rest frame (the start of the frame range; pre-roll comes before it), "
+                "always pose 0; remove it from the training poses"
             )
         seen.add(f)
         contact: str | np.ndarray | None = None

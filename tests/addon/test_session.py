@@ -216,7 +216,7 @@ def test_a_rig_change_at_a_pose_frame_makes_the_session_stale(addon, creature):
     ("setup", "message"),
     [
         ("twice", "frame 12 is a training pose twice; remove one of them in the Pose-Space panel"),
-        ("rest", "frame 1 is the rest frame (the first simulated frame), always pose 0"),
+        ("rest", "frame 1 is the rest frame (the start of the frame range; pre-roll comes before it), always pose 0"),
         ("no group", "the contact group 'gone' of the pose at frame 12 is not a vertex group"),
     ],
 )

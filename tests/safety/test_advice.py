@@ -337,3 +337,15 @@ def test_a_training_pose_outside_the_baked_frames_is_mentioned(addon, shot):
     ], summary["messages"]
     summary = addon.api.bake(obj, output="PC2", frames=(1, 48))
     assert not [m for m in summary["messages"] if "outside the baked frames" in m]
+
+
+def test_the_rest_frame_is_not_called_the_first_simulated_frame_with_pre_roll(addon, shot):
+    """Issue 24 (low).  Before: with pre-roll, a pose at the range's start was refused as "the
+    first simulated frame", which is really start - pre-roll (frame -4 for 5 frames)."""
+    obj, _, _scene, _folder = shot
+    obj.skinmodes.preroll = 5
+    addon.api.set_poses(obj, [(1, "auto")])
+    with pytest.raises(addon.core.errors.SkinmodesError) as err:
+        addon.api.bake(obj, output="PC2", frames=(1, 12))
+    line = str(err.value)
+    assert "first simulated frame" not in line and "start of the frame range" in line and "\n" not in line, line

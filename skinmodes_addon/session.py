@@ -724,6 +724,12 @@ def finish_job(job: ModesJob, log: Callable[[str], None] | None = None) -> Sessi
             raise SkinmodesError(
                 f"'{job.request.object_name}' was deleted while its modes were computed; nothing was changed"
             )
+        if settings_snapshot(settings(obj)) != job.request.snapshot:
+            # The result is for the old settings: showing its figures would claim them for the new ones.
+            raise SkinmodesError(
+                f"the settings of '{obj.name}' changed while its modes were computed; nothing was changed: "
+                "Compute Modes again"
+            )
         return install_session(obj, job.request, prepared, log)
     finally:
         forget_job(job)

@@ -35,7 +35,7 @@ from .geometry.tetrahedralize import TetResult, tetrahedralize
 from .io.atomic import remove_stale_partials, save_npz_atomic
 from .io.model_cache import input_hash, load_or_build
 from .model.interior_weights import volume_bone_weights
-from .model.leak import default_leak_field
+from .model.leak import appendage_bones, automatic_mask, default_leak_field, leak_from_mask, surface_depth
 from .model.materials import Material, scaled_field
 from .model.planted import planted_tet_vertices
 from .model.rig import LBSRig, lbs_basis
@@ -61,6 +61,9 @@ class CharacterInput:
     without a bone); the physics skin pins the flesh around them.
     planted: optional (k,) bool, render vertices the rig puts on the ground
     (:func:`core.model.planted.planted_vertices`): every mode vanishes there.
+    bone_parents: optional (b,) parent weight column of each column, -1 at a root;
+    with it, thin chains the rig does not plant swing from their base
+    (:func:`core.model.leak.appendage_bones`).
     """
 
     rest: np.ndarray
@@ -72,6 +75,7 @@ class CharacterInput:
     bone_heads: np.ndarray | None = None
     bone_tails: np.ndarray | None = None
     planted: np.ndarray | None = None
+    bone_parents: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,7 @@ class SubspaceSettings:
     target_tets: int = int(core_default("target_tets"))
     tet_method: str = str(core_default("tet_method"))
     loose_parts: str = str(core_default("loose_parts"))
+    appendage_swing: float = float(core_default("appendage_swing"))
     seed: int = 0
 
 
@@ -134,6 +139,7 @@ class SolverSettings:
     physics_skin: bool = bool(core_default("physics_skin"))
     secondary_motion: bool = bool(core_default("secondary_motion"))
     pin_depth: float = float(core_default("pin_depth"))
+    amount: float = float(core_default("amount"))
 
     def simulation(self) -> SimulationSettings:
         """The solver's settings; the stiffness scale and damping are set per frame by FrameSimulation."""
@@ -166,6 +172,7 @@ class PreparedCharacter:
     keep: np.ndarray | None = field(default=None, repr=False)  # (k,) False for render vertices not simulated
     render_points: np.ndarray | None = field(default=None, repr=False)  # (k, 3) where render vertices are evaluated
     posespace: PoseSpaceCharacter | None = field(default=None, repr=False)  # training poses' modes, if any
+    leak_mask: np.ndarray | None = field(default=None, repr=False)  # (n,) the mask f the leak came from
     _omega0: dict[bool, float] = field(default_factory=dict, repr=False)
     _physics: dict[float, PhysicsRig] = field(default_factory=dict, repr=False)
 
@@ -214,6 +221,7 @@ def character_key(inp: CharacterInput, subspace: SubspaceSettings, material: Mat
         inp.density,
         inp.leak,
         None if inp.planted is None else np.asarray(inp.planted, dtype=bool),
+        None if inp.bone_parents is None else np.asarray(inp.bone_parents, dtype=np.int64),
         str(sorted(asdict(subspace).items())),
         str(sorted(asdict(material).items())),
     )
@@ -318,11 +326,6 @@ def prepare_character(
     E = scaled_field(mesh.T, material.youngs_modulus, stiff, *material.stiffness_range)
     rho = scaled_field(mesh.T, material.density, dens, *material.density_range)
     mat = Material.from_fields(E, np.full(mesh.t, material.poisson_ratio), rho)
-    d = default_leak_field(mesh)
-    if free is not None:
-        # Painting 0 holds the flesh to the rig everywhere below that skin;
-        # painting 1 keeps the automatic surface-to-interior field.
-        d = 1.0 - free * (1.0 - d)
     rig = LBSRig.from_weights(tet_w)
     held, emb = None, None
     if inp.planted is not None and np.shape(inp.planted) != (len(rest),):
@@ -332,6 +335,17 @@ def prepare_character(
         emb = embed_points(mesh.X, mesh.T, rest)
         held = planted_tet_vertices(mesh.T, emb.tet, inp.planted)
         stats["planted_vertices"] = float(len(held))
+    # The momentum-leak field from a mask f (0 follows the rig, 0.5 the depth field, 1 swings the
+    # whole depth): the painted one replaces the automatic one, which frees appendages.
+    mask = free
+    if mask is None and inp.bone_parents is not None and subspace.appendage_swing > 0:
+        parents = np.asarray(inp.bone_parents, dtype=np.int64)
+        if parents.shape != (W.shape[1],):
+            raise RigError(f"bone parents need one entry per weight column ({W.shape[1]}), got {parents.shape}")
+        appendage = appendage_bones(tet_w, parents, surface_depth(mesh), held)
+        mask = automatic_mask(tet_w, appendage, subspace.appendage_swing)
+    d0 = default_leak_field(mesh)
+    d = d0 if mask is None else leak_from_mask(d0, mask)
     key = character_key(inp, subspace, material)
     model_path = None if cache is None else cache / f"model-{key[:16]}.npz"
     stage("modes and clusters", 0.22)
@@ -380,6 +394,7 @@ def prepare_character(
         segments=_segments(inp),
         keep=keep,
         render_points=where,
+        leak_mask=mask,
     )
 
 
@@ -843,6 +858,10 @@ class FrameSimulation:
             u = ps.render.displacement(ps.model.pose_weights(self.rig(frame)), self.state(frame).z)
         else:
             u = rec.displacement(self.state(frame).z)
+        if self.solver.amount != 1.0:
+            # Amount: how much of the follow-through shows.  A gain on the result, so the wobble and the
+            # damping keep meaning what they say, and complementarity and invariances are untouched.
+            u = u * u.dtype.type(self.solver.amount)
         if self.physics is not None:
             p = self.prepared
             c = self.physics.correction(self.rig(frame), self.physics_positions(frame))

@@ -131,10 +131,10 @@ PRESET_SUBDIR = "skinmodes/material"
 # id -> what the preset is for, in the order of the Preset setting's items (Blender stores an enum
 # by its index: append, never reorder).  The label is the file's name.
 PRESET_ROLES = {
-    "JELLY": "Very soft and slow",
-    "FAT": "Soft tissue, bellies and cheeks",
-    "MUSCLE": "Firmer flesh",
-    "RUBBER": "Quick, springy vibrations",
+    "JELLY": "Very soft and slow; appendages swing through, with more follow-through",
+    "FAT": "Soft tissue, bellies and cheeks; tails and ears swing through",
+    "MUSCLE": "Firmer flesh; appendages half free, less follow-through",
+    "RUBBER": "Quick, springy vibrations, mostly in the skin",
 }
 
 
@@ -253,6 +253,17 @@ SETTINGS: tuple[Setting, ...] = (
         animatable=True,
     ),
     Setting(
+        "amount",
+        "Amount",
+        "How much follow-through shows: the simulated secondary motion times this (0 none, 1 as simulated)",
+        1.0,
+        "material",
+        "solver",
+        minimum=0.0,
+        maximum=3.0,
+        soft_max=2.0,
+    ),
+    Setting(
         "youngs_modulus",
         "Young's Modulus",
         "Physical stiffness in pascals (Physical mode): higher is stiffer and jiggles faster",
@@ -311,12 +322,35 @@ SETTINGS: tuple[Setting, ...] = (
         "mask",
         "character",
         choices=_choices(
-            ("AUTO", "Automatic", "The skin swings freely, the core follows the rig"),
-            ("GROUP", "Vertex Group", "Paint where the flesh swings (1) and where it follows the rig (0)"),
+            ("AUTO", "Automatic", "The skin and thin appendages swing freely, the core follows the rig"),
+            (
+                "GROUP",
+                "Vertex Group",
+                "Paint where the flesh follows the rig (0), only its skin swings (0.5), or it swings through (1)",
+            ),
         ),
     ),
     Setting(
         "leak_group", "Leak Group", "Vertex group of the momentum-leak mask", "skinmodes_leak", "mask", "character"
+    ),
+    Setting(
+        "appendage_swing",
+        "Appendage Swing",
+        "How freely thin chains the rig does not plant (tails, ears, arms) swing from their base: "
+        "0 only their skin, 1 their whole depth",
+        1.0,
+        "mask",
+        "character",
+        minimum=0.0,
+        maximum=1.0,
+    ),
+    Setting(
+        "planted_feet",
+        "Planted Feet",
+        "Hold still the flesh the animation puts on the ground (found over the frame range): feet do not slide",
+        True,
+        "mask",
+        "character",
     ),
     # Subspace ---------------------------------------------------------------
     Setting(

@@ -29,13 +29,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import cast
 
 import bpy
 import numpy as np
 
 from .core.errors import MeshError, RigError, SkinmodesError
+from .core.model.planted import planted_vertices
 from .core.model.rig import MIN_WEIGHT_SUM
 from .core.pipeline import CharacterInput
 from .props import SkinmodesSettings
@@ -455,8 +456,56 @@ def read_character(
         leak=leak,
         bone_heads=heads,
         bone_tails=tails,
+        bone_parents=bone_parents(cast(bpy.types.Object, arm), bones, root),
     )
-    return inp, RigBinding(armature=arm.name, bones=tuple(bones), root=root, rest_map=G, unit=unit)
+    binding = RigBinding(armature=arm.name, bones=tuple(bones), root=root, rest_map=G, unit=unit)
+    if s.planted_feet:
+        inp = replace(inp, planted=planted_on_ground(obj, inp, binding, scene, s.frame_range(scene), start_frame))
+    return inp, binding
+
+
+def bone_parents(arm: bpy.types.Object, bones: list[str], root: bool) -> np.ndarray:
+    """(b,) each weight column's parent column: the nearest deforming ancestor, -1 at a chain's root.
+
+    The root column of unbound vertices (``root``) has no parent.
+    """
+    index = {name: i for i, name in enumerate(bones)}
+    data = cast(bpy.types.Armature, arm.data).bones
+    out = []
+    for name in bones:  # bones, not vertices: a few dozen
+        b = data[name].parent
+        while b is not None and b.name not in index:
+            b = b.parent
+        out.append(-1 if b is None else index[b.name])
+    return np.asarray(out + ([-1] if root else []), dtype=np.int64)
+
+
+# At most this many frames of the range are sampled to find the feet on the ground (evenly spaced).
+PLANTED_SAMPLES = 240
+
+
+def planted_on_ground(
+    obj: bpy.types.Object,
+    inp: CharacterInput,
+    binding: RigBinding,
+    scene: bpy.types.Scene,
+    frames: tuple[int, int],
+    rest_frame: int,
+) -> np.ndarray:
+    """(k,) bool: render vertices the rig puts on the ground over ``frames`` (core.model.planted).
+
+    Samples the rig (not the mesh: no modifier is evaluated) and ends on ``rest_frame``.
+    """
+    start, end = frames
+    sample = np.unique(np.linspace(start, max(start, end), min(PLANTED_SAMPLES, max(1, end - start + 1))).round())
+    params = []
+    try:
+        for f in sample.astype(int):
+            scene.frame_set(int(f))
+            params.append(sample_rig(obj, binding, bpy.context.evaluated_depsgraph_get())[0])
+    finally:
+        scene.frame_set(rest_frame)
+    return planted_vertices(inp.rest, inp.bone_weights, np.asarray(params))
 
 
 def bone_segments(

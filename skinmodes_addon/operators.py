@@ -389,8 +389,10 @@ class SKINMODES_OT_create_mask(bpy.types.Operator):
     def execute(self, context: bpy.types.Context) -> set[str]:
         obj, session = _session(context, self)
         prep = session.prepared
-        # The leak mask says how freely each render vertex swings: 1 - d.
-        free = np.clip(1.0 - interpolate(prep.embedding, prep.mesh.T, prep.leak), 0.0, 1.0)
+        # The mask the leak field came from (core.model.leak.leak_from_mask): 0 follows the rig, 0.5 the
+        # skin swings (the depth field alone), 1 swings through; without one the automatic field is 0.5.
+        mask = np.full(prep.mesh.n, 0.5) if prep.leak_mask is None else prep.leak_mask
+        free = np.clip(interpolate(prep.embedding, prep.mesh.T, mask), 0.0, 1.0)
         s = settings(obj)
         name = s.leak_group or "skinmodes_leak"
         vg = obj.vertex_groups.get(name) or obj.vertex_groups.new(name=name)
@@ -405,7 +407,9 @@ class SKINMODES_OT_create_mask(bpy.types.Operator):
         if not bpy.app.background:
             bpy.ops.object.mode_set(mode="WEIGHT_PAINT")
         self.report(
-            {"INFO"}, f"wrote the automatic mask to vertex group '{name}'; paint 0 where flesh should follow the rig"
+            {"INFO"},
+            f"wrote the automatic mask to vertex group '{name}'; paint 0 where flesh should follow the rig, "
+            "1 where it should swing through",
         )
         return {"FINISHED"}
 

@@ -68,6 +68,7 @@ class SKINMODES_PT_material(_Panel, bpy.types.Panel):
             col.prop(s, "youngs_modulus", text="Young's Modulus (Pa)")
             col.prop(s, "density", text="Density (kg/m³)")
         col.prop(s, "damping_ratio")
+        col.prop(s, "amount")
         col.prop(s, "poisson_ratio")
         if s.stat_size > 0:
             box = col.box()
@@ -92,7 +93,10 @@ class SKINMODES_PT_leak(_Panel, bpy.types.Panel):
         col.prop(s, "leak_mode", expand=True)
         if s.leak_mode == "GROUP":
             col.prop_search(s, "leak_group", obj, "vertex_groups", text="Group")
+        else:
+            col.prop(s, "appendage_swing")
         col.operator("skinmodes.create_mask", icon="BRUSH_DATA")
+        col.prop(s, "planted_feet")
 
 
 class SKINMODES_PT_subspace(_Panel, bpy.types.Panel):

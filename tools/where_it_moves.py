@@ -3,10 +3,11 @@
 Reads the core input and rig dumped by ``tools/rig_dump.py`` (``build/rigs/*.npz``),
 prepares each character with default settings, simulates its clip and hold, and
 prints per region (a tip, the feet on the ground, the core) the figures of
-``core/validation/where_it_moves.py``, for two variants:
+``core/validation/where_it_moves.py``, for three variants:
 
-- ``no planting``: the defaults before issue 31 (the feet free);
-- ``planted``: the render vertices the rig puts on the ground held still.
+- ``before``: the defaults before issue 31 (the feet free, the depth leak field);
+- ``planted``: the render vertices the rig puts on the ground held still;
+- ``default``: planted feet and appendages swinging from their base (the defaults now).
 
 Run::
 
@@ -52,8 +53,11 @@ def chain_depth(parents: np.ndarray) -> np.ndarray:
     return depth
 
 
-def measure(path: Path, planted: bool) -> tuple[list, dict[str, float]]:
-    """Region reports and whole-body figures of one dump with or without planted feet."""
+VARIANTS = {"before": (False, False), "planted": (True, False), "default": (True, True)}
+
+
+def measure(path: Path, planted: bool, appendages: bool = True) -> tuple[list, dict[str, float]]:
+    """Region reports and whole-body figures of one dump, with or without planted feet and appendages."""
     d = np.load(path)
     rest, W, P = d["rest"], d["bone_weights"], d["p"]
     feet = planted_vertices(rest, W, P)
@@ -64,6 +68,7 @@ def measure(path: Path, planted: bool) -> tuple[list, dict[str, float]]:
         bone_heads=d["bone_heads"],
         bone_tails=d["bone_tails"],
         planted=feet if planted else None,
+        bone_parents=d["parents"] if appendages else None,
     )
     prep = prepare_character(inp, cache_dir=ROOT / "build" / "where_it_moves_cache")
     start, stop, end, fps = int(d["start"]), int(d["stop"]), int(d["end"]), float(d["fps"])
@@ -98,9 +103,8 @@ def main(argv: list[str]) -> int:
         if not path.exists():
             print(f"{path} is missing: run tools/rig_dump.py first", file=sys.stderr)
             return 2
-        for planted in (False, True):
-            variant = "planted" if planted else "no planting"
-            reports, whole = measure(path, planted)
+        for variant, (planted, appendages) in VARIANTS.items():
+            reports, whole = measure(path, planted, appendages)
             rows.append((name, variant, reports))
             summary.append(
                 f"| {name} | {variant} | {whole['max']:.2f} | {whole['grounded']:.3f} | {whole['first']:.3f} "

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from scipy.spatial import cKDTree
 
 from ..errors import MeshError
 from ..geometry.tetmesh import TetMesh
@@ -66,3 +67,70 @@ def validate_leak_field(d: np.ndarray, n: int) -> np.ndarray:
     if (d < -1e-9).any() or (d > 1 + 1e-9).any():
         raise MeshError("the momentum-leak mask must lie in [0, 1]; clamp the vertex group weights")
     return np.clip(d, 0.0, 1.0)
+
+
+# A bone's flesh is thin when its deepest point lies less than this share of the body's deepest
+# point below the surface.  Measured on the fox: tail 0.43-0.70, head 0.91, torso 0.99; the demo
+# creature's tail 0.19-0.69; CesiumMan's arms and legs 0.24-0.38 (core/validation/where_it_moves.py).
+THIN = 0.8
+
+
+def surface_depth(mesh: TetMesh) -> np.ndarray:
+    """(n,) distance of each tet vertex to the nearest boundary vertex (0 on the surface)."""
+    boundary = mesh.boundary_vertices()
+    depth, _ = cKDTree(mesh.X[boundary]).query(mesh.X)
+    return np.asarray(depth, dtype=np.float64)
+
+
+def appendage_bones(
+    tet_weights: np.ndarray, parents: np.ndarray, depth: np.ndarray, held: np.ndarray | None = None
+) -> np.ndarray:
+    """(b,) bool: bones whose flesh is an appendage that may swing from its base (issue 31).
+
+    tet_weights: (n, b) volume bone weights; parents: (b,) parent bone index, -1 at a root;
+    depth: (n,) :func:`surface_depth`; held: tet vertices held still (planted feet), or None.
+    A bone is an appendage when it is not a root and the chain from it down the bone tree
+    is thin flesh (:data:`THIN`: the vertices each bone dominates) that nothing holds on
+    the ground: a tail, an ear, an arm, a fin; not a leg that ends on the ground, nor a
+    neck or spine that carries the thick head or trunk.
+    """
+    b = tet_weights.shape[1]
+    parents = np.asarray(parents, dtype=np.int64)
+    dominant = tet_weights.argmax(axis=1)
+    deepest = np.zeros(b)
+    np.maximum.at(deepest, dominant, depth)
+    blocked = deepest > THIN * max(float(depth.max()), 1e-300)
+    if held is not None and len(held):
+        blocked[np.unique(dominant[held])] = True
+    for bone in np.flatnonzero(blocked):  # a thick or planted bone blocks its ancestors: a loop over bones
+        p = parents[bone]
+        while p >= 0 and not blocked[p]:
+            blocked[p] = True
+            p = parents[p]
+    return ~blocked & (parents >= 0)
+
+
+def automatic_mask(tet_weights: np.ndarray, appendage: np.ndarray, swing: float) -> np.ndarray:
+    """(n,) the automatic momentum-leak mask f in [0.5, 1]: 0.5 on the body, 0.5 + swing/2 in appendages.
+
+    tet_weights: (n, b); appendage: (b,) bool from :func:`appendage_bones`; swing in [0, 1].
+    Read through :func:`leak_from_mask`: 0.5 keeps the depth field (the skin swings, the
+    core follows), 1 frees the whole depth.  The weights blend it across each joint.
+    """
+    a = np.clip(tet_weights @ appendage.astype(np.float64), 0.0, 1.0)
+    return 0.5 + 0.5 * float(swing) * a
+
+
+def leak_from_mask(depth_field: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """d (n,) from the depth field d0 (n,) (:func:`default_leak_field`) and a mask f (n,) in [0, 1].
+
+    f = 0: d = 1, the flesh follows the rig; f = 0.5: d = d0, the skin swings and the core
+    follows (the field of the paper's §8.1 default); f = 1: d = 0, the whole depth swings
+    (rig momentum leaks through it, as into the paper's Fig. 5 eel).  Linear in between,
+    so a painted mask can hold or free flesh over its full range.
+    """
+    f = np.clip(np.asarray(mask, dtype=np.float64), 0.0, 1.0)
+    d0 = np.asarray(depth_field, dtype=np.float64)
+    hold = 1.0 - 2.0 * f * (1.0 - d0)
+    free = (2.0 - 2.0 * f) * d0
+    return np.where(f <= 0.5, hold, free)

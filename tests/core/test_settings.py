@@ -82,7 +82,14 @@ def test_core_values_reads_settings_by_name_and_lowers_enum_ids():
     from core.pipeline import SolverSettings, SubspaceSettings
     from core.settings import core_values
 
-    props = {"modes": 24, "clusters": 90, "target_tets": 9000, "tet_method": "LATTICE", "loose_parts": "SKIP"}
+    props = {
+        "modes": 24,
+        "clusters": 90,
+        "target_tets": 9000,
+        "tet_method": "LATTICE",
+        "loose_parts": "SKIP",
+        "appendage_swing": 0.5,
+    }
     sub = SubspaceSettings(**core_values(SubspaceSettings, props.__getitem__))
     assert (sub.modes, sub.clusters, sub.tet_method, sub.loose_parts, sub.seed) == (24, 90, "lattice", "skip", 0)
     solver_props = {"substeps": 3, "iterations": 7, "stiffness_mode": "PHYSICAL", "wobble_hz": 2.0}

@@ -34,3 +34,34 @@ def test_user_field_is_validated(mesh):
     with pytest.raises(MeshError, match="one value per vertex"):
         validate_leak_field(np.ones(3), mesh.n)
     assert np.all(validate_leak_field(np.full(mesh.n, 0.5), mesh.n) == 0.5)
+
+
+def test_a_mask_holds_keeps_or_frees_over_its_full_range(mesh):
+    from core.model.leak import leak_from_mask
+
+    d0 = default_leak_field(mesh)
+    assert np.allclose(leak_from_mask(d0, np.zeros(mesh.n)), 1.0)  # 0: the flesh follows the rig
+    assert np.allclose(leak_from_mask(d0, np.full(mesh.n, 0.5)), d0)  # 0.5: the depth field
+    assert np.allclose(leak_from_mask(d0, np.ones(mesh.n)), 0.0)  # 1: the whole depth swings
+    f = np.linspace(0.0, 1.0, 11)
+    d = leak_from_mask(np.full(11, 0.6), f)
+    assert np.all(np.diff(d) <= 1e-12) and d.min() >= 0.0 and d.max() <= 1.0  # monotone, in [0, 1]
+
+
+def test_thin_unplanted_chains_are_appendages(mesh):
+    """A box with three bones along x: a thick root, a thin tail beyond it, and a leg that is held."""
+    from core.model.leak import appendage_bones, automatic_mask, surface_depth
+
+    depth = surface_depth(mesh)
+    assert np.all(depth[mesh.boundary_vertices()] == 0.0) and depth.max() > 0
+    x = mesh.X[:, 0]
+    W = np.stack([x < 0.4, (x >= 0.4) & (x < 0.7), x >= 0.7], axis=1).astype(float)
+    # Fake depths: the root's flesh is deep, bones 1 and 2 are thin.
+    fake = np.where(x < 0.4, depth.max(), 0.1 * depth.max())
+    parents = np.array([-1, 0, 0])
+    assert appendage_bones(W, parents, fake).tolist() == [False, True, True]
+    held = np.flatnonzero(x >= 0.9)  # bone 2 ends on the ground: a leg, not a tail
+    assert appendage_bones(W, parents, fake, held).tolist() == [False, True, False]
+    f = automatic_mask(W, np.array([False, True, False]), 1.0)
+    assert np.allclose(f[W[:, 1] == 1], 1.0) and np.allclose(f[W[:, 0] == 1], 0.5)
+    assert np.allclose(automatic_mask(W, np.array([False, True, False]), 0.0), 0.5)

@@ -8,3 +8,5 @@ settings.damping_ratio = 0.1
 settings.poisson_ratio = 0.45
 settings.youngs_modulus = 1000000.0
 settings.density = 1100.0
+settings.amount = 1.0
+settings.appendage_swing = 0.25

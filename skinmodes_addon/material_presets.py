@@ -4,6 +4,11 @@ The menu lists the presets the extension ships (presets/skinmodes/material/
 beside this file, the one definition core/settings.py reads) and the user's
 own, which "Add Preset" saves in Blender's user scripts folder
 (scripts/presets/skinmodes/material/) where they can be shared as files.
+A preset is applied by reading its values (never running it) and checking
+them all first: a file with a value out of range or an unknown setting is
+refused in one line and changes nothing, where Blender's own preset
+operator would have clamped it silently.  A preset of yours named like a
+shipped one is listed once, and yours is the one applied.
 The shipped folder is made visible to ``bpy.utils.preset_paths`` with
 ``bpy.utils.register_preset_path``; nothing is copied, so no user file is
 ever written or overwritten on start-up.  Blender itself refuses to remove a
@@ -13,11 +18,14 @@ preset inside an extension, and to save one under a name that exists.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import bpy
 from bl_operators.presets import AddPresetBase
+from bpy.props import StringProperty
 
-from .core.settings import PRESET_SUBDIR, PRESETS
+from .core.errors import SkinmodesError
+from .core.settings import PRESET_SUBDIR, PRESETS, read_preset, validate_all
 
 # The folder holding presets/<PRESET_SUBDIR>/ (Blender's layout for add-on presets).
 PRESET_ROOT = os.path.dirname(os.path.abspath(__file__))
@@ -32,11 +40,62 @@ class SKINMODES_MT_material_presets(bpy.types.Menu):
 
     bl_label = "Material Presets"
     preset_subdir = PRESET_SUBDIR
-    preset_operator = "script.execute_preset"
+    preset_operator = "skinmodes.material_preset_apply"
     preset_add_operator = "skinmodes.material_preset_add"
 
-    def draw(self, context: bpy.types.Context) -> None:
-        self.draw_preset(context)
+    def draw(self, _context: bpy.types.Context) -> None:
+        """Blender's preset list (Menu.path_menu), each name once: the user's folders before the shipped one."""
+        paths = bpy.utils.preset_paths(self.preset_subdir)
+        shipped = [p for p in paths if os.path.normpath(p) == os.path.normpath(SHIPPED_FOLDER)]
+        seen: set[str] = set()
+
+        def first(name: str) -> bool:
+            if name.lower() in seen:
+                return False
+            seen.add(name.lower())
+            return True
+
+        self.path_menu(
+            [p for p in paths if p not in shipped] + shipped,
+            self.preset_operator,
+            filter_ext=lambda ext: ext.lower() == ".py",
+            filter_path=first,
+            add_operator=self.preset_add_operator,
+            display_name=lambda name: bpy.path.display_name(name, title_case=False),
+        )
+
+
+class SKINMODES_OT_material_preset_apply(bpy.types.Operator):
+    """Apply this material preset to the active object (its values are checked first)"""
+
+    bl_idname = "skinmodes.material_preset_apply"
+    bl_label = "Apply Material Preset"
+    bl_options = {"REGISTER", "UNDO"}
+
+    filepath: StringProperty(subtype="FILE_PATH", options={"SKIP_SAVE", "HIDDEN"})  # type: ignore[valid-type]
+    menu_idname: StringProperty(options={"SKIP_SAVE", "HIDDEN"})  # type: ignore[valid-type]
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        obj = context.object
+        return obj is not None and obj.type == "MESH"
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        name = bpy.path.display_name(os.path.basename(self.filepath), title_case=False)
+        try:
+            values = read_preset(Path(self.filepath))
+            checked = validate_all(values)
+        except (SkinmodesError, OSError, SyntaxError, ValueError) as exc:
+            why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            self.report({"ERROR"}, f"preset '{name}' was not applied ({why}); fix or remove {self.filepath}")
+            return {"CANCELLED"}
+        s = context.object.skinmodes  # type: ignore[union-attr]
+        for key in values:  # in the file's order: the preset's id first, then its values (see MATERIAL_VALUES)
+            setattr(s, key, checked[key])
+        menu = getattr(bpy.types, self.menu_idname, None)
+        if menu is not None:
+            menu.bl_label = name  # as Blender's own preset operator does: the menu shows the last choice
+        return {"FINISHED"}
 
 
 class SKINMODES_OT_material_preset_add(AddPresetBase, bpy.types.Operator):  # type: ignore[misc]
@@ -55,7 +114,7 @@ class SKINMODES_OT_material_preset_add(AddPresetBase, bpy.types.Operator):  # ty
         return obj is not None and obj.type == "MESH"
 
 
-CLASSES = (SKINMODES_MT_material_presets, SKINMODES_OT_material_preset_add)
+CLASSES = (SKINMODES_MT_material_presets, SKINMODES_OT_material_preset_apply, SKINMODES_OT_material_preset_add)
 
 
 def register() -> None:

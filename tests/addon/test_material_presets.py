@@ -51,11 +51,14 @@ def menu_entries(bpy, addon):
     for name in ("path_menu", "draw_preset"):  # Blender's own Menu methods, bound to the stand-in
         setattr(stand_in, name, functools.partial(getattr(bpy.types.Menu, name), stand_in))
     items = draw(bpy, cls.draw, stand_in)
-    return [i["draw_string"] for i in items if i.get("operator", "").startswith("bpy.ops.script.execute_preset")]
+    return [
+        i["draw_string"] for i in items if i.get("operator", "").startswith("bpy.ops.skinmodes.material_preset_apply")
+    ]
 
 
 def apply_file(bpy, path):
-    return bpy.ops.script.execute_preset(filepath=str(path), menu_idname=MENU)
+    """Apply a preset file as its menu entry does (the menu's own preset operator)."""
+    return bpy.ops.skinmodes.material_preset_apply(filepath=str(path), menu_idname=MENU)
 
 
 def test_the_shipped_presets_are_visible_to_blender_and_listed_in_the_menu(addon, creature):

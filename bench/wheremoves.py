@@ -214,7 +214,8 @@ def measure_character(bpy: Any, rc: Any, character: Any, work: Path, settings: J
     tip = m.tip_vertex
     stop = loaded.stop - loaded.start  # index of the frame where the rig stops
     tip_bone = names.index(character.tip_bone)
-    segment = float(np.linalg.norm(A[0, tip_bone, :3, :3] @ levers[tip_bone]))  # the tip bone's lever
+    # The tip's own swing radius: from its bone's head to the tip vertex, at the first frame.
+    segment = float(np.linalg.norm(rig[0, m.tip_vertex] - A[0, tip_bone, :3, 3]))
     tips = {"ours": ours[:, tip], "reference": reference[:, tip]}
     return {
         "name": character.name,
@@ -251,7 +252,7 @@ def _lengths(M: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 def tip_metrics(x: np.ndarray, rig: np.ndarray, stop: int, diag: float, segment: float) -> dict[str, Any]:
     """Lag, overshoot and settling of a tip path x (F, 3) against the rig's (F, 3); the rig stops at index ``stop``.
 
-    peak_pct: largest |x - rig| (% of diag); peak_segments: the same in tip-bone lengths.
+    peak_pct: largest |x - rig| (% of diag); peak_segments: the same in ``segment`` lengths.
     lag_frames: the delay τ in 0..MAX_LAG_FRAMES minimising the mean |x(n) - rig(n - τ)| over the clip.
     lag_pct: during the clip, the largest distance the tip trails the rig's tip along its direction of travel.
     overshoot_pct: after the stop, the largest offset along the rig tip's last direction of travel
@@ -341,7 +342,17 @@ def plot_tip(row: dict, path: Path) -> Path:
 
 
 def _f(x: float | None, fmt: str = ".3g") -> str:
-    return "–" if x is None else format(x, fmt)
+    if x is None:
+        return "–"
+    # Offsets below 1e-9 % of the diagonal are round-off of the skinning (the reference's rigid parts).
+    return "0" if fmt == ".3g" and abs(x) < 1e-9 else format(x, fmt)
+
+
+def _clip(action: str) -> str:
+    """An action list for a Markdown cell: glTF names hold '|', per-joint exports list dozens."""
+    names = action.split(",")
+    text = names[0] if len(names) == 1 else f"{names[0]} … {names[-1]} ({len(names)} merged)"
+    return text.replace("|", "\\|")
 
 
 def behind(p: dict) -> list[str]:
@@ -367,8 +378,9 @@ def report_lines(p: dict) -> list[str]:
         "## 9. Where it moves: ours against a bone-jiggle reference (issue 31)",
         "",
         "Real characters baked with today's defaults through the product's bake, beside our bone-jiggle "
-        "reference (`core/validation/bone_jiggle.py`: each appendage bone's tail a damped Verlet particle "
-        f"pulled toward the animated chain, length kept; Wiggle 2's defaults: stiffness {ref['stiffness']:g}, "
+        "reference (`core/validation/bone_jiggle.py`: the end of each appendage bone's segment, at its child's "
+        "head, a damped Verlet particle pulled toward where the animated chain puts it, length kept; "
+        f"Wiggle 2's defaults: stiffness {ref['stiffness']:g}, "
         f"damping {ref['damping']:g}, {ref['iterations']} iterations, chain on; damping relative to the rig, "
         "no gravity) on the appendage bones listed.  Offsets from rig-only, maximum over frames and vertices, "
         f"% of the body diagonal.  Grounded feet: at each frame, vertices within {100 * p['ground_band']:g} % "
@@ -384,11 +396,12 @@ def report_lines(p: dict) -> list[str]:
         ref = (lambda k: _f(g[k]["reference"])) if r["appendage_bones"] else (lambda k: "–")
         cells = [f"{_f(g[k]['ours'])} / {ref(k)}" for k in ("appendage", "grounded", "core", "body")]
         bones = ", ".join(r["appendage_bones"]) or "none"
-        L.append(f"| {r['name']} | {r['action']} | {bones} | " + " | ".join(cells) + " |")
+        L.append(f"| {r['name']} | {_clip(r['action'])} | {bones} | " + " | ".join(cells) + " |")
     L += [
         "",
         "The tip vertex (the harness's tracked vertex of the tip bone).  Peak: largest offset (% of the "
-        "diagonal, and in tip-bone lengths); lag: during the clip, how far it trails the rig's tip along its "
+        "diagonal, and in segments: the tip's distance from its bone's head); lag: during the clip, how far "
+        "it trails the rig's tip along its "
         "direction of travel, and the delay that best lays the rig's tip path over it; overshoot: after the "
         "rig stops, how far it goes on along the rig's last direction of travel; "
         f"settling: frames after the stop until its offset stays below {100 * p['settled_fraction']:g} % of its "

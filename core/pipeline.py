@@ -584,6 +584,19 @@ def _remember_near(cache: dict[int, np.ndarray], frame: int, value: np.ndarray) 
         del cache[old]
 
 
+def frame_ranges(frames: Sequence[int]) -> str:
+    """Sorted frames as ranges: [1, 2, 3, 7] -> "1-3, 7"."""
+    out: list[str] = []
+    i = 0
+    while i < len(frames):
+        j = i
+        while j + 1 < len(frames) and frames[j + 1] == frames[j] + 1:
+            j += 1
+        out.append(str(frames[i]) if i == j else f"{frames[i]}-{frames[j]}")
+        i = j + 1
+    return ", ".join(out)
+
+
 class FrameSimulation:
     """Simulates a frame range with sub-steps; any frame can be asked for, in any order.
 
@@ -624,10 +637,10 @@ class FrameSimulation:
         self._bone_names = list(bone_names) if bone_names is not None else None
         self._cuts: set[int] = set()
         self._controls = controls
-        self.warnings: list[str] = []
+        self._guard_warnings: list[str] = []  # one line each; ``warnings`` adds the solver's
         self._warned: set[str] = set()
         if posespace is not None and solver.physics_skin:
-            self.warnings.append(
+            self._guard_warnings.append(
                 "the training poses are not used with Physics Skin on: its shape, not the bones, drives the jiggle"
             )
             posespace = None
@@ -654,7 +667,9 @@ class FrameSimulation:
         )
         self._states: dict[int, SimState | PoseSpaceState] = {first: state}
         self._state_bytes = 4 * state.z.nbytes  # z, z_prev, q, q_prev
-        self.iterations: dict[int, int] = {}
+        # Per simulated frame: each sub-step's solver iterations, and how many steps stopped unconverged.
+        self.iterations: dict[int, tuple[int, ...]] = {}
+        self.unconverged: dict[int, int] = {}
         if solver.preroll:
             state = self.state(self.start)
             self._states = {self.start: state}
@@ -726,16 +741,51 @@ class FrameSimulation:
                 d_a = d_b
                 continue
             kappa, c = self.controls(g)
+            its, missed = [], 0
             for s in range(1, S + 1):
                 a = s / S
                 between = {key: (1.0 - a) * d_a[key] + a * d_b[key] for key in d_b}
                 state, rep = self._advance(state, between, g - 1 + a, kappa, c)
+                its.append(rep.iterations)
+                missed += not rep.converged
             self._states[g] = state
-            self.iterations[g] = rep.iterations
+            self.iterations[g] = tuple(its)
+            self.unconverged[g] = missed
             self._guard(g, state)
             self._forget_between_checkpoints(g - 1)
             d_a = d_b
         return state
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the bake and the panel say, one line each: the guard's, then the solver's (if any)."""
+        line = self.convergence_warning()
+        return self._guard_warnings + ([line] if line else [])
+
+    def solver_stats(self) -> dict[str, float | int | list[int]]:
+        """Solver iterations per step over the simulated frames: mean, max, steps at the cap, unconverged frames."""
+        its = [i for f in sorted(self.iterations) for i in self.iterations[f]]
+        cap = self.solver.iterations
+        return {
+            "steps": len(its),
+            "mean_iterations": round(float(np.mean(its)), 2) if its else 0.0,
+            "max_iterations": max(its, default=0),
+            "iteration_cap": cap,
+            "steps_at_cap": sum(i >= cap for i in its),
+            "unconverged_steps": sum(self.unconverged.values()),
+            "unconverged_frames": sorted(f for f, n in self.unconverged.items() if n),
+        }
+
+    def convergence_warning(self) -> str:
+        """One line naming the frames whose steps stopped at the iteration cap unconverged, or ""."""
+        frames = sorted(f for f, n in self.unconverged.items() if n)
+        if not frames:
+            return ""
+        steps = sum(self.unconverged.values())
+        return (
+            f"{steps} solver step{'s' if steps > 1 else ''} stopped unconverged at the cap of "
+            f"{self.solver.iterations} iterations (frames {frame_ranges(frames)}); raise Iterations"
+        )
 
     def _advance(
         self, state: SimState | PoseSpaceState, drive: dict[str, np.ndarray], frame: float, kappa: float, c: float
@@ -755,8 +805,7 @@ class FrameSimulation:
         if len(self._states) * self._state_bytes <= STATE_BUDGET:
             return
         if frame > self.start and (frame - self.start) % CHECKPOINT and frame in self._states:
-            del self._states[frame]
-            self.iterations.pop(frame, None)
+            del self._states[frame]  # its iterations stay: they are the bake's statistics
 
     def _probe_rig_positions(self, frame: int, p: np.ndarray) -> np.ndarray | None:
         """Rig positions (k, 3) of the guard's probe points at ``frame`` (None without an LBS rig)."""
@@ -778,13 +827,13 @@ class FrameSimulation:
         det = np.linalg.det(A)
         if np.any(np.abs(det) < 1e-9) and "collapse" not in self._warned:
             self._warned.add("collapse")
-            self.warnings.append(
+            self._guard_warnings.append(
                 f"frame {frame}: bone {self._bone(int(np.argmin(np.abs(det))))} of the rig is scaled to zero, "
                 "which crushes the flesh; fix the bone's scale keys"
             )
         if np.any(det < 0) and "flip" not in self._warned:
             self._warned.add("flip")
-            self.warnings.append(
+            self._guard_warnings.append(
                 f"frame {frame}: bone {self._bone(int(np.argmin(det)))} of the rig has a negative scale "
                 "(a mirror flip); the jiggle there is unreliable: use rotations instead of negative scale"
             )
@@ -802,13 +851,13 @@ class FrameSimulation:
             if f"cut {frame}" in self._warned:  # simulated again from a checkpoint: said already
                 return True
             self._warned.add(f"cut {frame}")
-            self.warnings.append(
+            self._guard_warnings.append(
                 f"frame {frame}: the rig jumps by {100 * jump:.0f}% of the character's size; the simulation "
                 "restarts at rest there (Reset at Cuts)"
             )
         elif "jump" not in self._warned:
             self._warned.add("jump")
-            self.warnings.append(
+            self._guard_warnings.append(
                 f"frame {frame}: the rig jumps by {100 * jump:.0f}% of the character's size in one frame (a cut?); "
                 "turn on Reset at Cuts or smooth the animation there"
             )
@@ -838,7 +887,7 @@ class FrameSimulation:
                 if self.solver.stiffness_mode == "frequency"
                 else "raise Young's modulus or switch the stiffness to Wobble Frequency"
             )
-            self.warnings.append(
+            self._guard_warnings.append(
                 f"frame {frame}: the secondary motion reached {100 * share:.0f}% of the character's size "
                 f"(a plausible jiggle stays under {100 * OFFSET_WARNING:.0f}%); {hint}, or check the rig for jumps"
             )
@@ -874,4 +923,6 @@ class FrameSimulation:
         self._states = {f: s for f, s in self._states.items() if f <= keep}
         self._rig_cache = {f: x for f, x in self._rig_cache.items() if f <= keep}
         self._cuts = {f for f in self._cuts if f <= keep}
+        self.iterations = {f: i for f, i in self.iterations.items() if f <= keep}
+        self.unconverged = {f: n for f, n in self.unconverged.items() if f <= keep}
         self._physics_cache = {f: x for f, x in self._physics_cache.items() if f <= keep}

@@ -290,12 +290,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "poisson_ratio",
         "Poisson Ratio",
-        "Volume preservation: 0 is ARAP (fastest), 0.45 nearly incompressible (the most the solver keeps stable)",
+        "Volume preservation: 0 is ARAP (fastest), 0.49 nearly incompressible",
         0.4,
         "material",
         "character",
         minimum=0.0,
-        maximum=0.45,
+        maximum=0.49,
     ),
     Setting(
         "stiffness_group",
@@ -425,8 +425,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "iterations",
         "Iterations",
-        "Local-global iterations per step (cap)",
-        10,
+        "Most solver iterations per step: a safety cap; a step stops once converged, and the bake says if one hits it",
+        20,
         "simulation",
         "solver",
         minimum=1,

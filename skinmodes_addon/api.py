@@ -180,6 +180,8 @@ def bake(
         "messages": job.messages,
         "warnings": job.warnings,
         "max_offset_percent": round(100.0 * job.max_offset, 3),
+        # Solver iterations per step (mean, max, at the cap) and the frames whose steps stopped unconverged.
+        "solver": job.session.ensure_simulation().solver_stats(),
         # The training poses the bake blended: frame and the tet vertices held still there.
         "poses": [] if ps is None else [[f, c] for f, c in zip(ps.frames[1:], ps.contacts[1:])],
     }

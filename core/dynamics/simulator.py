@@ -564,7 +564,7 @@ class Simulator:
         solve = self._solve_arap if self.arap else self._solve_corotational
         Z, report = solve(sys, terms, record)
         z = np.ascontiguousarray(Z.T)
-        self._check(z, where)
+        self._check(z, where, report)
         return SimState(z=z, z_prev=state.z, q=q, q_prev=state.q, step=state.step + 1), report
 
     def _solve_arap(self, sys: _System, t: _StepTerms, record: list[float] | None) -> tuple[np.ndarray, StepReport]:
@@ -794,17 +794,23 @@ class Simulator:
         if not (np.isfinite(state.z).all() and np.isfinite(state.z_prev).all()):
             raise SimulationError(where + "the simulation state holds NaN; clear the cache and simulate again")
 
-    def _check(self, z: np.ndarray, where: str) -> None:
+    def _check(self, z: np.ndarray, where: str, report: StepReport | None = None) -> None:
+        """Raise on NaN or blow-up, naming the cause: an unconverged solve, or (converged) the rig's motion."""
+        cause = (
+            "the rig moves too far in one step (a jump between frames?); check the rig, or add sub-steps"
+            if report is None or report.converged
+            else f"the solver did not converge ({report.iterations} iterations"
+            + (", line search stalled" if report.stalled else "")
+            + "); raise Iterations or add sub-steps"
+        )
         if not np.isfinite(z).all():
-            raise SimulationError(
-                where + "the simulation produced NaN; the time step is too large for the stiffness "
-                "(add sub-steps or lower the wobble frequency) or the rig jumps between frames"
-            )
+            raise SimulationError(where + "the simulation produced NaN: " + cause)
         rms = float(np.sqrt(np.vdot(z, self._A_M @ z) / self._mass_total))
         if rms > BLOWUP_FACTOR * self._size:
             raise SimulationError(
-                where + f"the simulation blew up (secondary motion {rms:.3g} m on a {self._size:.3g} m character); "
-                "raise the damping or the wobble frequency, or check the rig for jumps"
+                where
+                + f"the simulation blew up (secondary motion {rms:.3g} m on a {self._size:.3g} m character): "
+                + cause
             )
 
     # ------------------------------------------------------------------ output

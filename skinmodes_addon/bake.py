@@ -303,6 +303,21 @@ def remove_abandoned_partials(folder: Path, older_than: float) -> list[Path]:
     return removed
 
 
+def rig_follows_mesh(obj: bpy.types.Object, armature: str) -> str:
+    """A constraint of the armature (or of one of its bones) that targets ``obj``, as "bone 'X': 'Copy Location'";
+    "" if none does.  Such a rig depends on the mesh the simulation deforms."""
+    arm = bpy.data.objects.get(armature)
+    if arm is None:
+        return ""
+    owners = [("the armature", arm.constraints)]
+    owners += [(f"bone '{pb.name}'", pb.constraints) for pb in (arm.pose.bones if arm.pose is not None else [])]
+    for owner, constraints in owners:
+        for c in constraints:
+            if getattr(c, "target", None) == obj and not c.mute:
+                return f"{owner}: '{c.name}'"
+    return ""
+
+
 def check_room(folder: Path, frames: int, vertices: int) -> None:
     """Refuse, before any work, a point cache that cannot fit on the cache folder's disk (one line).
 
@@ -496,6 +511,12 @@ class BakeJob:
             session = build_session(self.obj, self.scene, log=self.messages.append, frames=frames)
         self.session = session
         self._clean_leftovers(model_key=session.prepared.key)
+        follows = rig_follows_mesh(self.obj, session.binding.armature)
+        if follows:
+            self.messages.append(
+                f"the rig follows '{self.obj.name}' itself ({follows}): it reads the mesh skinmodes moves, so the "
+                "preview and the bake differ; make the constraint target another object (an empty) instead"
+            )
         outside = [int(p.frame) for p in settings(self.obj).poses if not self.start <= p.frame <= self.end]
         if outside:
             shown = ", ".join(map(str, outside[:5])) + (" …" if len(outside) > 5 else "")

@@ -349,3 +349,19 @@ def test_the_rest_frame_is_not_called_the_first_simulated_frame_with_pre_roll(ad
         addon.api.bake(obj, output="PC2", frames=(1, 12))
     line = str(err.value)
     assert "first simulated frame" not in line and "start of the frame range" in line and "\n" not in line, line
+
+
+def test_a_rig_that_follows_the_mesh_is_mentioned(addon, shot):
+    """Issue 24 (low).  Before: a bone copying a location from the baked mesh made the preview
+    differ from the bake (by 1.28 m on the report's rig) without a word."""
+    obj, arm, _scene, _folder = shot
+    bone = arm.pose.bones[-1]
+    c = bone.constraints.new("COPY_LOCATION")
+    c.target = obj
+    c.influence = 0.0  # the dependency alone: the motion itself stays the creature's
+    summary = addon.api.bake(obj, output="PC2", frames=(1, 4))
+    notes = [m for m in summary["messages"] if "the rig follows" in m]
+    assert notes and f"bone '{bone.name}': '{c.name}'" in notes[0] and "\n" not in notes[0], summary["messages"]
+    c.mute = True
+    summary = addon.api.bake(obj, output="PC2", frames=(1, 4))
+    assert not [m for m in summary["messages"] if "the rig follows" in m]

@@ -87,7 +87,7 @@ class SubspaceSettings:
     target_tets: int = int(core_default("target_tets"))
     tet_method: str = str(core_default("tet_method"))
     loose_parts: str = str(core_default("loose_parts"))
-    appendage_swing: float = float(core_default("appendage_swing"))
+    swing_appendages: bool = bool(core_default("swing_appendages"))
     seed: int = 0
 
 
@@ -338,12 +338,12 @@ def prepare_character(
     # The momentum-leak field from a mask f (0 follows the rig, 0.5 the depth field, 1 swings the
     # whole depth): the painted one replaces the automatic one, which frees appendages.
     mask = free
-    if mask is None and inp.bone_parents is not None and subspace.appendage_swing > 0:
+    if mask is None and inp.bone_parents is not None and subspace.swing_appendages:
         parents = np.asarray(inp.bone_parents, dtype=np.int64)
         if parents.shape != (W.shape[1],):
             raise RigError(f"bone parents need one entry per weight column ({W.shape[1]}), got {parents.shape}")
         appendage = appendage_bones(tet_w, parents, surface_depth(mesh), held)
-        mask = automatic_mask(tet_w, appendage, subspace.appendage_swing)
+        mask = automatic_mask(tet_w, appendage)
     d0 = default_leak_field(mesh)
     d = d0 if mask is None else leak_from_mask(d0, mask)
     key = character_key(inp, subspace, material)

@@ -133,7 +133,7 @@ PRESET_SUBDIR = "skinmodes/material"
 PRESET_ROLES = {
     "JELLY": "Very soft and slow; appendages swing through, with more follow-through",
     "FAT": "Soft tissue, bellies and cheeks; tails and ears swing through",
-    "MUSCLE": "Firmer flesh; appendages half free, less follow-through",
+    "MUSCLE": "Firmer flesh, less follow-through",
     "RUBBER": "Quick, springy vibrations, mostly in the skin",
 }
 
@@ -178,16 +178,19 @@ def shipped_presets(folder: Path) -> dict[str, Path]:
     return {pid: found[pid] for pid in PRESET_ROLES}
 
 
-def material_values(path: Path, pid: str) -> dict[str, float]:
-    """The material values of one shipped preset (which names itself in ``material_preset``)."""
+def material_values(path: Path, pid: str) -> dict[str, float | bool]:
+    """The material values of one shipped preset (which names itself in ``material_preset``).
+
+    Numbers come back as floats, switches (where things move, not only how much) as bools.
+    """
     values = read_preset(path)
     if values.pop("material_preset", None) != pid:
         raise SkinmodesError(f"{path.name} must set settings.material_preset = {pid!r}")
-    return {name: float(v) for name, v in values.items()}  # type: ignore[arg-type]
+    return {name: v if isinstance(v, bool) else float(v) for name, v in values.items()}  # type: ignore[arg-type]
 
 
 PRESET_FILES = shipped_presets(preset_folder())
-PRESETS: dict[str, dict[str, float]] = {pid: material_values(path, pid) for pid, path in PRESET_FILES.items()}
+PRESETS: dict[str, dict[str, float | bool]] = {pid: material_values(path, pid) for pid, path in PRESET_FILES.items()}
 
 
 def _preset_choices() -> tuple[Choice, ...]:
@@ -334,15 +337,13 @@ SETTINGS: tuple[Setting, ...] = (
         "leak_group", "Leak Group", "Vertex group of the momentum-leak mask", "skinmodes_leak", "mask", "character"
     ),
     Setting(
-        "appendage_swing",
-        "Appendage Swing",
-        "How freely thin chains the rig does not plant (tails, ears, arms) swing from their base: "
-        "0 only their skin, 1 their whole depth",
-        1.0,
+        "swing_appendages",
+        "Swing Appendages",
+        "Thin bone chains the animation does not plant (tails, ears, arms) swing from their base, "
+        "not only their skin (Automatic mask)",
+        True,
         "mask",
         "character",
-        minimum=0.0,
-        maximum=1.0,
     ),
     Setting(
         "planted_feet",

@@ -94,7 +94,7 @@ class SKINMODES_PT_leak(_Panel, bpy.types.Panel):
         if s.leak_mode == "GROUP":
             col.prop_search(s, "leak_group", obj, "vertex_groups", text="Group")
         else:
-            col.prop(s, "appendage_swing")
+            col.prop(s, "swing_appendages")
         col.operator("skinmodes.create_mask", icon="BRUSH_DATA")
         col.prop(s, "planted_feet")
 

@@ -110,15 +110,19 @@ def appendage_bones(
     return ~blocked & (parents >= 0)
 
 
-def automatic_mask(tet_weights: np.ndarray, appendage: np.ndarray, swing: float) -> np.ndarray:
-    """(n,) the automatic momentum-leak mask f in [0.5, 1]: 0.5 on the body, 0.5 + swing/2 in appendages.
+def automatic_mask(tet_weights: np.ndarray, appendage: np.ndarray) -> np.ndarray:
+    """(n,) the automatic momentum-leak mask f in [0.5, 1]: 0.5 on the body, 1 in appendages.
 
-    tet_weights: (n, b); appendage: (b,) bool from :func:`appendage_bones`; swing in [0, 1].
-    Read through :func:`leak_from_mask`: 0.5 keeps the depth field (the skin swings, the
-    core follows), 1 frees the whole depth.  The weights blend it across each joint.
+    tet_weights: (n, b); appendage: (b,) bool from :func:`appendage_bones`.  Read through
+    :func:`leak_from_mask`: 0.5 keeps the depth field (the skin swings, the core follows),
+    1 frees the whole depth.  The weights blend it across each joint.
+
+    Why a switch and not a slider: the constraint rows of a bone are m d w_b q(X), so
+    scaling d by a constant over a bone's support leaves its rows' span, hence the modes,
+    unchanged.  Only where d vanishes, or how it varies across a joint, moves anything.
     """
     a = np.clip(tet_weights @ appendage.astype(np.float64), 0.0, 1.0)
-    return 0.5 + 0.5 * float(swing) * a
+    return 0.5 + 0.5 * a
 
 
 def leak_from_mask(depth_field: np.ndarray, mask: np.ndarray) -> np.ndarray:

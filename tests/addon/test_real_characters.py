@@ -87,8 +87,12 @@ def test_default_bake_is_plausible(baked, name):
     else:
         # The stop's second difference sits near the guard's threshold (25 % of the size per frame):
         # the guard may or may not call it a cut, but it must name no other frame and nothing else.
-        assert m.messages == [] and len(m.warnings) <= 1, report
-        assert all(w.startswith(f"frame {stop}: the rig jumps by") for w in m.warnings), report
+        # The forearm is an appendage that swings through (issue 31): stopping it dead may leave the
+        # solver's step or two after the stop at its iteration cap (issue 23 makes it converge).
+        cut = [w for w in m.warnings if w.startswith(f"frame {stop}: the rig jumps by")]
+        after = tuple(f"(frames {f}" for f in (stop + 1, stop + 2))
+        capped = [w for w in m.warnings if "stopped unconverged" in w and any(a in w for a in after)]
+        assert m.messages == [] and len(cut) <= 1 and len(cut) + len(capped) == len(m.warnings), report
         assert m.max_offset_pct <= ABRUPT_MAX_PCT, report
     assert m.first_offset_pct <= FIRST_FRAME_PCT, report
     assert m.settled_offset_pct <= SETTLED_PCT, report

@@ -73,7 +73,7 @@ def test_every_panel_draws_its_rows_on_a_skinned_mesh(addon, creature, capfd):
         "stiffness_group",
         "density_group",
     ]
-    assert props(drawn["SKINMODES_PT_leak"]) == ["leak_mode", "leak_mode", "appendage_swing", "planted_feet"]
+    assert props(drawn["SKINMODES_PT_leak"]) == ["leak_mode", "leak_mode", "swing_appendages", "planted_feet"]
     assert operators(drawn["SKINMODES_PT_leak"]) == ["skinmodes.create_mask"]
     assert props(drawn["SKINMODES_PT_subspace"]) == ["modes", "clusters", "target_tets", "tet_method", "loose_parts"]
     assert operators(drawn["SKINMODES_PT_subspace"]) == ["skinmodes.compute_modes"]

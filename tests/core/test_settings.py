@@ -88,7 +88,7 @@ def test_core_values_reads_settings_by_name_and_lowers_enum_ids():
         "target_tets": 9000,
         "tet_method": "LATTICE",
         "loose_parts": "SKIP",
-        "appendage_swing": 0.5,
+        "swing_appendages": False,
     }
     sub = SubspaceSettings(**core_values(SubspaceSettings, props.__getitem__))
     assert (sub.modes, sub.clusters, sub.tet_method, sub.loose_parts, sub.seed) == (24, 90, "lattice", "skip", 0)

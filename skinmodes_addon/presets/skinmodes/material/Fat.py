@@ -9,4 +9,4 @@ settings.poisson_ratio = 0.4
 settings.youngs_modulus = 10000.0
 settings.density = 950.0
 settings.amount = 1.0
-settings.appendage_swing = 1.0
+settings.swing_appendages = True

@@ -9,4 +9,4 @@ settings.poisson_ratio = 0.3
 settings.youngs_modulus = 2000.0
 settings.density = 1000.0
 settings.amount = 1.5
-settings.appendage_swing = 1.0
+settings.swing_appendages = True

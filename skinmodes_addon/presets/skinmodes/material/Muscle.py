@@ -9,4 +9,4 @@ settings.poisson_ratio = 0.4
 settings.youngs_modulus = 50000.0
 settings.density = 1060.0
 settings.amount = 0.7
-settings.appendage_swing = 0.5
+settings.swing_appendages = True

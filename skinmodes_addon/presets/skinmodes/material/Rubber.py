@@ -9,4 +9,4 @@ settings.poisson_ratio = 0.45
 settings.youngs_modulus = 1000000.0
 settings.density = 1100.0
 settings.amount = 1.0
-settings.appendage_swing = 0.25
+settings.swing_appendages = False

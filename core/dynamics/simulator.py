@@ -641,10 +641,7 @@ class Simulator:
         residual, it, backtracks, converged, stalled = np.inf, done, 0, False, False
         last = np.zeros_like(t.z)
         for k in range(done, n_iter + 1):
-            # The global step with the volume force frozen: -H^-1 g, so g = -(that) H.
-            W = point.T * sys.mu2 - point.Rv * (sys.lam * (point.s - t.ref.s_ref))
-            g = (self._global(sys.K_F, W, t.Z0) - point.Z) @ sys.H
-            g = -g
+            g = self._gradient(sys, t, point)
             if tol > 0.0:
                 residual = self._residual(g)
                 # At least one update: the start (the state now) may be within the tolerance of a
@@ -750,11 +747,38 @@ class Simulator:
             for i in range(3):  # I3 (x) H: three diagonal blocks
                 A[i * q : (i + 1) * q, i * q : (i + 1) * q] += sys.H
             try:
-                chol = sla.cho_factor(A, overwrite_a=True, check_finite=False)
+                L = np.linalg.cholesky(A)  # numpy's: releases the GIL, and leaves sla.cho_factor to the systems
             except np.linalg.LinAlgError:
                 continue
-            return -sla.cho_solve(chol, g.ravel(), check_finite=False).reshape(3, q)
+            return -sla.cho_solve((L, True), g.ravel(), check_finite=False).reshape(3, q)
         raise SimulationError("the solver's Newton matrix is not positive definite; the state holds NaN or inf")
+
+    def _gradient(self, sys: _System, t: _StepTerms, point: _Point) -> np.ndarray:
+        """dE/dZ (3 x 4m) at ``point``: the global step with the volume force frozen is Z - H^-1 g."""
+        W = point.T * sys.mu2 - point.Rv * (sys.lam * (point.s - t.ref.s_ref))
+        return (point.Z - self._global(sys.K_F, W, t.Z0)) @ sys.H
+
+    def step_residual(
+        self,
+        state: SimState,
+        z: np.ndarray,
+        p: np.ndarray | None = None,
+        x_rig: np.ndarray | None = None,
+        stiffness_scale: float | None = None,
+        damping: float | None = None,
+    ) -> float:
+        """The residual (m, module doc) of the step from ``state`` to the rig pose at secondary motion z (4m x 3).
+
+        What ``step`` stops on, measured independently of it (tests, benchmarks).
+        """
+        s = self.settings
+        sys = self.system(
+            s.stiffness_scale if stiffness_scale is None else stiffness_scale, s.damping if damping is None else damping
+        )
+        q, Fr, bL, const = self._rig_terms(p, x_rig)
+        t = self._terms(sys, state, q, Fr, self._elastic_reference(Fr, bL, const))
+        Z = np.asarray(z, dtype=np.float64).T
+        return self._residual(self._gradient(sys, t, self._evaluate(sys, t, Z, self._gradients(Z, Fr))))
 
     def _residual(self, g: np.ndarray) -> float:
         """h^2 sqrt(g^T A_M^-1 g / mass) (m) for the potential's gradient g (3 x 4m): see the module doc."""

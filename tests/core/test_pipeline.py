@@ -436,3 +436,28 @@ def test_pose_space_modes_can_be_cancelled_between_poses(prepared):
     with pytest.raises(Cancelled, match="cancelled; nothing was changed"):
         prepare_pose_space(prepared, swing(2 * np.pi)[None], frames=[9], cancelled=cancelled)
     assert asked and prepared.posespace is None
+
+
+def test_the_solver_reports_its_iterations_and_says_when_the_cap_stops_it(prepared):
+    """Issue 23: the bake summary's iteration statistics, and one warning line with the frames where
+    steps stopped unconverged at the cap; none with the defaults."""
+    sim = FrameSimulation(prepared, SolverSettings(), 1, 30, swing)
+    sim.offsets(30)
+    stats = sim.solver_stats()
+    assert stats["steps"] == 29 * SolverSettings().substeps
+    assert 0 < stats["mean_iterations"] <= stats["max_iterations"] < stats["iteration_cap"]
+    assert stats["unconverged_frames"] == [] and sim.warnings == []
+
+    # One iteration often suffices at the default tolerance: ask for round-off instead.
+    capped = FrameSimulation(prepared, SolverSettings(iterations=1, tolerance=1e-13), 1, 30, swing)
+    capped.offsets(30)
+    stats = capped.solver_stats()
+    assert stats["max_iterations"] == 1 and stats["unconverged_steps"] > 0
+    lines = [w for w in capped.warnings if "unconverged" in w]
+    assert len(lines) == 1 and "frames " in lines[0] and "raise Iterations" in lines[0], capped.warnings
+
+
+def test_frame_ranges_reads_as_ranges():
+    from core.pipeline import frame_ranges
+
+    assert frame_ranges([1, 2, 3, 7, 9, 10]) == "1-3, 7, 9-10" and frame_ranges([]) == ""

@@ -537,6 +537,18 @@ def sample_rig(
 
     Reads the evaluated armature pose and object matrices of the depsgraph's frame.
     """
+    try:
+        return _sample_rig(obj, binding, depsgraph)
+    except np.linalg.LinAlgError as exc:  # an object or bone scaled to 0 there: said with the frame it is at
+        raise RigError(
+            f"frame {depsgraph.scene.frame_current}: the rig cannot be inverted there ({exc}); "
+            "a bone or object scaled to 0? fix the rig at that frame"
+        ) from exc
+
+
+def _sample_rig(
+    obj: bpy.types.Object, binding: RigBinding, depsgraph: bpy.types.Depsgraph
+) -> tuple[np.ndarray, np.ndarray]:
     obj_e = obj.evaluated_get(depsgraph)
     arm_e = bpy.data.objects[binding.armature].evaluated_get(depsgraph)
     W_mesh = matrix(obj_e.matrix_world)

@@ -37,6 +37,8 @@ DUMPS: dict[str, tuple[str, tuple[str, ...]] | None] = {
     "cesium_man": ("cesium_man_x100", rc._cesium_man_actions()),
     "robot_walk": ("robot", ("Walking",)),
     "robot_run": ("robot", ("Running",)),
+    "stag": ("stag", ("AnimalArmature|Gallop",)),
+    "trex": ("trex", ("Armature|TRex_Run",)),
     "creature": None,
 }
 

@@ -39,6 +39,8 @@ TIPS = {
     "cesium_man": "Node_15",
     "robot_walk": "Head",
     "robot_run": "Head",
+    "stag": "Tail3",
+    "trex": "Tail5",
 }
 
 

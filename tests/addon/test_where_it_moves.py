@@ -34,6 +34,7 @@ CASES = {
     "fox_run": ("fox", ("Run",), "b_Tail03_014"),
     "cesium_man": ("cesium_man_x100", None, "Node_15"),
     "robot_run": ("robot", ("Running",), "Middle2.L"),
+    "trex": ("trex", None, "Tail5"),
     "creature": (None, None, "tail.3"),
 }
 

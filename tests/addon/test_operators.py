@@ -40,8 +40,9 @@ def test_every_poll_answers_false_without_a_script_error(addon, capfd, active):
     answers, printed = polls(bpy, capfd)
     assert len(answers) >= 7, answers  # compute_modes, bake, clear_bake, create_mask, show/hide mode, refresh
     assert SCRIPT_ERROR not in printed and "Traceback" not in printed, printed
-    # Saving a material preset needs a mesh, not a rig: the Material panel shows on any mesh.
+    # Saving or applying a material preset needs a mesh, not a rig: the Material panel shows on any mesh.
     assert answers.pop("material_preset_add") == (active == "MESH_WITHOUT_RIG")
+    assert answers.pop("material_preset_apply") == (active == "MESH_WITHOUT_RIG")
     assert not any(answers.values()), answers
 
 

@@ -73,7 +73,7 @@ def planted_vertices(rest: np.ndarray, weights: np.ndarray, params: np.ndarray, 
     False when the ground takes more than :data:`MAX_SHARE` of the vertices.
     """
     pos = rig_positions(rest, weights, params)
-    on = grounded(pos, body_diagonal(pos[0]), height).any(axis=0)
+    on = np.asarray(grounded(pos, body_diagonal(pos[0]), height).any(axis=0), dtype=bool)
     if on.mean() > MAX_SHARE:
         return np.zeros(len(on), dtype=bool)
     return on

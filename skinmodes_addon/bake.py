@@ -853,7 +853,7 @@ def write_shape_keys(obj: bpy.types.Object, deltas: dict[int, np.ndarray], undo:
     """
     if obj.data.shape_keys is None:
         obj.shape_key_add(name="Basis", from_mix=False)
-        obj.data.shape_keys[BASIS_MARK] = True
+        cast(bpy.types.Key, obj.data.shape_keys)[BASIS_MARK] = True
         undo.add(lambda: obj.shape_key_remove(obj.data.shape_keys.key_blocks[0]))
     keys = obj.data.shape_keys
     basis = keys.reference_key

@@ -80,7 +80,7 @@ class SKINMODES_OT_material_preset_apply(bpy.types.Operator):
         obj = context.object
         return obj is not None and obj.type == "MESH"
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
+    def execute(self, context: bpy.types.Context) -> set[str]:  # type: ignore[override]
         name = bpy.path.display_name(os.path.basename(self.filepath), title_case=False)
         try:
             values = read_preset(Path(self.filepath))

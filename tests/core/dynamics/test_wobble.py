@@ -158,3 +158,44 @@ def test_bad_controls_are_refused_with_a_message():
         stiffness_scale(10.0, 0.0)
     with pytest.raises(SimulationError, match="damping ratio"):
         damping_coefficient(3.0, float("nan"))
+
+
+def _prony(signal, h):
+    """(frequency Hz, damping ratio) of a damped oscillation sampled every h: the roots z of the
+    least-squares recurrence a[k+1] = s a[k] - q a[k-1], lam = log(z) / h."""
+    A = np.stack([signal[1:-1], -signal[:-2]], axis=1)
+    s, q = np.linalg.lstsq(A, signal[2:], rcond=None)[0]
+    lam = np.log(complex(np.roots([1.0, -s, q])[0])) / h
+    return abs(lam) / (2.0 * np.pi), -lam.real / abs(lam)
+
+
+@pytest.mark.parametrize("hz, zeta", [(3.0, 0.2), (1.5, 0.3)])
+def test_the_stepped_motion_has_the_requested_frequency_and_damping_at_film_rate(model, hz, zeta):
+    """At the product's time step (1/48 s), where backward Euler alone gives 2.81 Hz and zeta 0.37 for
+    a request of 3 Hz and 0.2, the compensated controls meet both within 5 % (issue 23), measured from
+    a small free decay of the slowest mode (amplitude 1e-4: linear to well below 1 %)."""
+    from core.dynamics.wobble import implicit_euler_controls
+
+    arap = uses_arap("auto", model)
+    h = 1.0 / 48.0
+    kappa, c, reached = implicit_euler_controls(natural_frequencies(model, arap)[0], hz, zeta, h)
+    assert reached == zeta
+    # Converged to round-off: at this amplitude any tolerance of the size would be a visible share of it.
+    settings = SimulationSettings(time_step=h, stiffness_scale=kappa, damping=c, tolerance=0.0, max_iterations=50)
+    K = rest_hessian(model, arap)
+    M = np.kron(model.A_M, np.eye(3))
+    import scipy.linalg as sla
+
+    w2, V = sla.eigh(K, 0.5 * (M + M.T))
+    slowest = V[:, np.argmin(np.where(w2 > 1e-9 * w2.max(), w2, np.inf))]
+    slowest /= np.linalg.norm(slowest)
+    f, z = _prony(_free_vibration(Simulator(model, settings), slowest, 96), h)
+    assert abs(f / hz - 1.0) <= 0.05 and abs(z / zeta - 1.0) <= 0.05, (f, z)
+
+
+def test_damping_below_backward_eulers_own_is_reported_not_met():
+    """zeta = 0 cannot be stepped with backward Euler: c = 0 and the damping that results is returned."""
+    from core.dynamics.wobble import implicit_euler_controls
+
+    kappa, c, reached = implicit_euler_controls(10.0, 3.0, 0.0, 1.0 / 48.0)
+    assert c == 0.0 and 0.1 < reached < 0.3 and kappa > 0

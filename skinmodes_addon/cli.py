@@ -194,11 +194,19 @@ def save_verified(object_name: str) -> None:
     """Save the open .blend and read it back; a damaged one (a full disk) is replaced by the previous
     version Blender kept (``.blend1``) where that one reads whole, and reported in one line."""
     path = bpy.data.filepath
-    bpy.ops.wm.save_mainfile()
+    name, backup = os.path.basename(path), path + "1"
+    try:
+        bpy.ops.wm.save_mainfile()
+    except RuntimeError as exc:  # Blender said so itself (4.2 on a full disk: "Error: Success")
+        failed = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        if not blend_problem(path, object_name):
+            raise SkinmodesError(
+                f"Blender could not save {name} ({failed}; a full disk?): the previous version is still in its "
+                "place; free some disk space and run the command again"
+            ) from exc
     problem = blend_problem(path, object_name)
     if not problem:
         return
-    name, backup = os.path.basename(path), path + "1"
     restored = os.path.exists(backup) and not blend_problem(backup, object_name)
     if restored:
         os.replace(backup, path)

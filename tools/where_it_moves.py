@@ -13,6 +13,7 @@ Run::
 
     .venvs/main/bin/python tools/rig_dump.py            # once: Blender -> build/rigs
     .venvs/main/bin/python tools/where_it_moves.py [--only fox_walk ...]
+    .venvs/main/bin/python tools/where_it_moves.py --only fox_run --plot docs/where_it_moves_fox.png
 """
 
 from __future__ import annotations
@@ -94,11 +95,65 @@ def measure(path: Path, planted: bool, appendages: bool = True) -> tuple[list, d
     return reports, whole
 
 
+def plot(path: Path, out: Path) -> Path:
+    """A picture of one dump before and after issue 31: the tail tip's lag and the paws' slide.
+
+    Left: the appendage tip's offset from the rig over the clip and its hold; right: the
+    largest offset of the vertices the rig has on the ground, per frame; % of the body diagonal.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    d = np.load(path)
+    rest, W, P = d["rest"], d["bone_weights"], d["p"]
+    pos = rig_positions(rest, W, P)
+    diag = body_diagonal(pos[0])
+    on = pos[..., 2] - pos[..., 2].min(axis=1, keepdims=True) <= 0.01 * diag
+    tip = W.argmax(axis=1) == [str(n) for n in d["bone_names"]].index(TIPS[path.stem])
+    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 3.6))
+    start = int(d["start"])
+    frames = np.arange(start, int(d["end"]) + 1)
+    for variant, style in (("before", "--"), ("default", "-")):
+        planted, appendages = VARIANTS[variant]
+        feet = planted_vertices(rest, W, P) if planted else None
+        inp = CharacterInput(
+            rest=rest, faces=d["faces"], bone_weights=W, planted=feet, bone_parents=d["parents"] if appendages else None
+        )
+        prep = prepare_character(inp, cache_dir=ROOT / "build" / "where_it_moves_cache")
+        sim = FrameSimulation(
+            prep,
+            SolverSettings(fps=float(d["fps"])),
+            start,
+            int(d["end"]),
+            lambda f: P[min(max(f - start, 0), len(P) - 1)],
+        )
+        u = np.array([np.asarray(sim.offsets(f), dtype=np.float64) for f in frames])
+        pct = 100.0 * np.linalg.norm(u, axis=2) / diag
+        label = "before issue 31" if variant == "before" else "defaults now"
+        a.plot(frames, pct[:, tip].max(axis=1), style, label=label)
+        b.plot(frames, np.where(on, pct, 0.0).max(axis=1), style, label=label)
+    for ax, title in ((a, f"tail tip ({TIPS[path.stem]})"), (b, "vertices on the ground")):
+        ax.axvline(int(d["stop"]), color="grey", lw=0.8)
+        ax.set_title(f"{path.stem}: {title}")
+        ax.set_xlabel("frame (grey: the rig stops)")
+        ax.set_ylabel("offset from the rig, % of diagonal")
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    return out
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rigs", type=Path, default=ROOT / "build" / "rigs")
     ap.add_argument("--only", nargs="*", default=None)
+    ap.add_argument("--plot", type=Path, default=None, help="write the picture of the first character here and stop")
     args = ap.parse_args(argv)
+    if args.plot is not None:
+        print(plot(args.rigs / f"{(args.only or ['fox_walk'])[0]}.npz", args.plot))
+        return 0
     rows, summary = [], []
     for name in args.only or list(TIPS):
         path = args.rigs / f"{name}.npz"

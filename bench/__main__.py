@@ -22,7 +22,19 @@ import traceback
 from datetime import UTC, datetime
 from pathlib import Path
 
-from . import accuracy, characters, in_blender, meshing, physskin, posespace, scaling, side_by_side, table1, wheremoves
+from . import (
+    accuracy,
+    characters,
+    convergence,
+    in_blender,
+    meshing,
+    physskin,
+    posespace,
+    scaling,
+    side_by_side,
+    table1,
+    wheremoves,
+)
 from .common import BENCH, Context, cpu_name, jsonable, machine_info, write_json
 from .peers.pinning import pin_threads
 from .report import update_readme, write_report
@@ -35,9 +47,10 @@ SECTIONS = {
     "meshing": meshing.run,
     "physskin": physskin.run,
     "posespace": posespace.run,
-    # The last three import bpy into this process, so they run after the others.
+    # The last four import bpy into this process, so they run after the others.
     "characters": characters.run,
     "wheremoves": wheremoves.run,
+    "convergence": convergence.run,
     "blender": in_blender.run,
 }
 

@@ -154,6 +154,10 @@ def summary_rows(res: dict) -> list[list[str]]:
         from .posespace import summary_rows as posespace_rows
 
         rows += posespace_rows(s["posespace"])
+    if "convergence" in s:
+        from .convergence import summary_rows as convergence_rows
+
+        rows += convergence_rows(s["convergence"])
     b = s.get("blender")
     if b:
         mpf = b["ms_per_frame"]
@@ -317,6 +321,10 @@ def behind(res: dict) -> list[str]:
         from .wheremoves import behind as wheremoves_behind
 
         out += wheremoves_behind(s["wheremoves"])
+    if "convergence" in s:
+        from .convergence import behind as convergence_behind
+
+        out += convergence_behind(s["convergence"])
     for name, err in res.get("errors", {}).items():
         out.append(f"Section `{name}` failed: {err}")
     return out
@@ -669,6 +677,10 @@ def write_report(path: Path, res: dict) -> None:
         from .wheremoves import report_lines as wheremoves_report
 
         L += wheremoves_report(s["wheremoves"])
+    if "convergence" in s:
+        from .convergence import report_lines as convergence_report
+
+        L += convergence_report(s["convergence"])
     if res.get("plots"):
         L += ["## Plots", ""] + [f"- [{Path(p).stem}]({p})" for p in res["plots"]] + [""]
     if res.get("errors"):

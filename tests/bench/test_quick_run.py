@@ -30,6 +30,7 @@ SECTIONS = {
     "physskin",
     "posespace",
     "wheremoves",
+    "convergence",
 }
 
 
@@ -229,3 +230,18 @@ def test_real_characters_behind_list_names_each_failed_check():
     rows = summary_rows(res)
     assert rows[0][0].startswith("time to first jiggle, slow,")  # the character nearest 3.5k vertices
     assert rows[1][1] == "3 of 4"  # plausibility only: "slow" ones are plausible
+
+
+def test_convergence_measures_iterations_caps_and_the_stepped_wobble(quick_run):
+    """Section 10 (issue 23): per material and cap, iterations and the error against the converged run."""
+    _, out = quick_run
+    c = json.loads((out / "results.json").read_text())["sections"]["convergence"]
+    (row,) = c["characters"]
+    assert row["name"] == "rigged_simple" and row["default_bake"]["steps"] > 0
+    for material in ("auto", "arap"):
+        m = row["materials"][material]
+        assert set(m["caps"]) == {"10", "50", "200"}
+        for d in m["caps"].values():
+            assert 0 < d["mean_iterations"] <= d["max_iterations"] and d["ms_per_step"] > 0
+            assert 0.0 <= d["error_vs_converged"] < 0.1
+        assert m["wobble_hz"] > 0 and m["damping_ratio"] > 0

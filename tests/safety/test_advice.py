@@ -307,7 +307,8 @@ def test_implausible_motion_raise_the_wobble(addon, tmp_path):
     warnings = bakes(addon, obj)["warnings"]
     assert len(warnings) == 1 and "raise the wobble frequency, then the damping ratio" in warnings[0]
     s.wobble_hz = 3.0
-    assert bakes(addon, obj)["warnings"] == []
+    # Silenced.  (At 3 Hz an undamped request is below backward Euler's own damping: that one note stays.)
+    assert not [w for w in bakes(addon, obj)["warnings"] if "raise the wobble frequency" in w]
 
 
 def test_show_mode_with_a_mirror_above_the_armature_disable_it_in_the_viewport(addon, shot):

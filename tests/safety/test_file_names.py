@@ -31,7 +31,9 @@ def test_every_object_gets_its_own_file(addon, shot):
     assert [o.name for o in objects] == NAMES
     contents = {}
     for i, o in enumerate(objects):
-        o.skinmodes.damping_ratio = 0.1 + 0.15 * i  # a different simulation, so a shared file would show
+        # A different simulation, so a shared file would show: damping ratios above the floor backward
+        # Euler adds by itself (below it every request bakes alike, with a note; issue 23's wobble match).
+        o.skinmodes.damping_ratio = 0.5 + 0.1 * i
         addon.api.bake(o, output="PC2")
         path = folder / o.skinmodes.bake_file[2:]
         contents[o.name] = path.read_bytes()

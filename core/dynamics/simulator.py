@@ -138,7 +138,7 @@ class SimulationSettings:
 
     time_step: float = 1.0 / (FILM_FPS * int(BY_NAME["substeps"].default))
     max_iterations: int = int(BY_NAME["iterations"].default)
-    tolerance: float = 1e-5
+    tolerance: float = 1e-6
     damping: float = 0.0
     stiffness_scale: float = 1.0
     gravity: tuple[float, float, float] = (0.0, 0.0, 0.0)

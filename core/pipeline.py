@@ -342,7 +342,9 @@ def prepare_character(
         parents = np.asarray(inp.bone_parents, dtype=np.int64)
         if parents.shape != (W.shape[1],):
             raise RigError(f"bone parents need one entry per weight column ({W.shape[1]}), got {parents.shape}")
-        appendage = appendage_bones(tet_w, parents, surface_depth(mesh), held)
+        feet = None if held is None else np.unique(W[np.asarray(inp.planted, dtype=bool)].argmax(axis=1))
+        grounded = None if feet is None else np.isin(np.arange(W.shape[1]), feet)
+        appendage = appendage_bones(tet_w, parents, surface_depth(mesh), grounded, mesh.X, held)
         mask = automatic_mask(tet_w, appendage)
     d0 = default_leak_field(mesh)
     d = d0 if mask is None else leak_from_mask(d0, mask)

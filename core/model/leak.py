@@ -75,6 +75,11 @@ def validate_leak_field(d: np.ndarray, n: int) -> np.ndarray:
 THIN = 0.8
 
 
+# Flesh within this share of the body diagonal of a planted foot is its leg's (an IK rig's foot
+# bone is not a child of the leg): the stag's and the robot's lower legs, not the fox's tail.
+REACH = 0.05
+
+
 def surface_depth(mesh: TetMesh) -> np.ndarray:
     """(n,) distance of each tet vertex to the nearest boundary vertex (0 on the surface)."""
     boundary = mesh.boundary_vertices()
@@ -83,25 +88,46 @@ def surface_depth(mesh: TetMesh) -> np.ndarray:
 
 
 def appendage_bones(
-    tet_weights: np.ndarray, parents: np.ndarray, depth: np.ndarray, held: np.ndarray | None = None
+    tet_weights: np.ndarray,
+    parents: np.ndarray,
+    depth: np.ndarray,
+    grounded: np.ndarray | None = None,
+    X: np.ndarray | None = None,
+    held: np.ndarray | None = None,
 ) -> np.ndarray:
     """(b,) bool: bones whose flesh is an appendage that may swing from its base (issue 31).
 
     tet_weights: (n, b) volume bone weights; parents: (b,) parent bone index, -1 at a root;
-    depth: (n,) :func:`surface_depth`; held: tet vertices held still (planted feet), or None.
+    depth: (n,) :func:`surface_depth`; grounded: (b,) bool, the bones that own the planted
+    flesh (the largest weight of a planted render vertex), or None; X: (n, 3) tet vertices
+    and held: the tet vertices held still, to find the legs of IK rigs (see below).
     A bone is an appendage when it is not a root and the chain from it down the bone tree
-    is thin flesh (:data:`THIN`: the vertices each bone dominates) that nothing holds on
-    the ground: a tail, an ear, an arm, a fin; not a leg that ends on the ground, nor a
-    neck or spine that carries the thick head or trunk.
+    is unbranched, thin flesh (:data:`THIN`: the vertices each bone dominates) that nothing
+    holds on the ground: a tail, an ear, an arm, a fin; not a leg that ends on the ground,
+    nor a spine that branches into limbs, nor a neck that carries a thick head.
     """
     b = tet_weights.shape[1]
     parents = np.asarray(parents, dtype=np.int64)
     dominant = tet_weights.argmax(axis=1)
     deepest = np.zeros(b)
     np.maximum.at(deepest, dominant, depth)
-    blocked = deepest > THIN * max(float(depth.max()), 1e-300)
-    if held is not None and len(held):
-        blocked[np.unique(dominant[held])] = True
+    thick = deepest > THIN * max(float(depth.max()), 1e-300)
+    # A bone with several children is a trunk (hips carrying legs and a spine, a chest carrying
+    # arms and a neck), whatever its thickness: appendages are single chains.
+    children = np.bincount(parents[parents >= 0], minlength=b)
+    blocked = thick | (children > 1)
+    if grounded is not None and np.any(grounded):
+        grounded = np.asarray(grounded, dtype=bool)
+        blocked |= grounded
+        feet = grounded & ~thick  # a thick planted body (a belly on the ground) holds nothing above it
+        if X is not None and held is not None and feet.any():
+            # An IK rig's foot bone hangs from the root, not from the leg: the leg is the flesh
+            # next to the planted foot (its ancestors follow below).
+            seeds = np.asarray(held)[feet[dominant[held]]]
+            if len(seeds):
+                reach = REACH * float(np.linalg.norm(X.max(axis=0) - X.min(axis=0)))
+                near, _ = cKDTree(X[seeds]).query(X, distance_upper_bound=reach)
+                blocked[np.unique(dominant[np.isfinite(near)])] = True
     for bone in np.flatnonzero(blocked):  # a thick or planted bone blocks its ancestors: a loop over bones
         p = parents[bone]
         while p >= 0 and not blocked[p]:

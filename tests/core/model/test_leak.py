@@ -60,7 +60,26 @@ def test_thin_unplanted_chains_are_appendages(mesh):
     fake = np.where(x < 0.4, depth.max(), 0.1 * depth.max())
     parents = np.array([-1, 0, 0])
     assert appendage_bones(W, parents, fake).tolist() == [False, True, True]
-    held = np.flatnonzero(x >= 0.9)  # bone 2 ends on the ground: a leg, not a tail
-    assert appendage_bones(W, parents, fake, held).tolist() == [False, True, False]
+    grounded = np.array([False, False, True])  # bone 2 ends on the ground: a leg, not a tail
+    assert appendage_bones(W, parents, fake, grounded).tolist() == [False, True, False]
     f = automatic_mask(W, np.array([False, True, False]))
     assert np.allclose(f[W[:, 1] == 1], 1.0) and np.allclose(f[W[:, 0] == 1], 0.5)
+
+
+def test_trunks_that_branch_and_legs_of_ik_rigs_are_not_appendages():
+    """Five bones on a line of vertices: root 0, spine 1 (children 2 and 3), tail 2, leg 3 and an IK foot 4
+    hanging from the root next to the leg's end."""
+    from core.model.leak import appendage_bones
+
+    X = np.c_[np.arange(10.0), np.zeros(10), np.zeros(10)]
+    W = np.zeros((10, 5))
+    W[np.arange(10), [0, 0, 1, 1, 2, 2, 3, 3, 3, 4]] = 1.0  # the foot (vertex 9) is the leg's neighbour
+    depth = np.full(10, 0.1)
+    depth[0] = 1.0  # only the root is thick
+    parents = np.array([-1, 0, 1, 1, 0])
+    assert appendage_bones(W, parents, depth).tolist() == [False, False, True, True, True]
+    grounded = np.array([False, False, False, False, True])
+    # Reach: 5 % of the 9-unit diagonal is 0.45 < 1: the leg's flesh is not next to the foot's.
+    assert appendage_bones(W, parents, depth, grounded, X, np.array([9])).tolist() == [False] * 2 + [True, True, False]
+    X[9, 0] = 8.2  # now within reach of vertex 8, the leg's
+    assert appendage_bones(W, parents, depth, grounded, X, np.array([9])).tolist() == [False, False, True, False, False]

@@ -210,3 +210,28 @@ def test_volume_steps_lower_the_exact_energy_and_bring_a_bent_joint_back_toward_
     print("joint volume loss by step", np.round(losses, 4), "energy", np.round(energies, 3))
     assert energies[0] > energies[1] > energies[2]
     assert losses[1] < losses[0]
+
+
+def test_the_searched_volume_solve_lowers_the_energy_and_inverts_nothing():
+    """Issue 23: at Poisson 0.49, a 120° bend with a 180° twist, one unsearched Gauss-Newton step
+    inverted 14 tets and stopped 10 % of the size from the converged answer.  The searched solve
+    lowers the exact energy below the one step's, inverts no tet the ARAP start had not, and takes
+    more than one step (its stop: a step below 1e-3 of the size)."""
+    mesh = cylinder()
+    A = bent(2 * np.pi / 3)
+    T = np.eye(4)
+    T[:3, :3] = rx(np.pi)
+    T[:3, 3] = HEADS[1] - rx(np.pi) @ HEADS[1]
+    B = np.eye(4)
+    B[:3] = A[1]
+    A[1] = (B @ T)[:3]
+    R = blended_rotations(A, chain_weights(mesh.X, np.array([1.0, 3.0]))[mesh.T].mean(1))
+    skin = rig(mesh, 0.49)
+    x0 = skin.arap_positions(A, R)
+    one = skin.volume_step(R, x0, 1e-3)
+    solved = skin.volume_solve(R, x0, 1e-3, 8, 1e-3)
+    before = signed_volumes(x0, mesh.T) <= 0
+    assert skin.last_steps > 1
+    assert exact_energy(skin, R, solved) < exact_energy(skin, R, one) < exact_energy(skin, R, x0)
+    assert not np.any((signed_volumes(solved, mesh.T) <= 0) & ~before)
+    assert np.array_equal(solved[skin.pins], x0[skin.pins])  # the pins hold

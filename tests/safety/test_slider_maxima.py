@@ -68,4 +68,7 @@ def test_the_poisson_maximum_bakes_with_the_default_controls(addon, shot):
     obj, _arm, _scene, _folder = shot
     obj.skinmodes.poisson_ratio = BY_NAME["poisson_ratio"].maximum  # the slider's end, as Blender stores it
     summary = addon.api.bake(obj, output="PC2")
-    assert summary["frames_baked"] == 24 and summary["warnings"] == []
+    # No warning but the note that the damping asked for is below backward Euler's own (2940e6c): the
+    # creature bakes with 1 sub-step, where the default 0.2 at 3 Hz is under that floor.
+    others = [w for w in summary["warnings"] if "can resolve" not in w]
+    assert summary["frames_baked"] == 24 and others == [], summary["warnings"]

@@ -43,8 +43,16 @@ def flip_armature(arm):
     constant_keys(arm, "rotation_euler", (0.0, 0.0, 0.0), (0.0, 0.0, math.pi))
 
 
+def uncut_max_offset(addon, obj, scene):
+    """The creature's own largest offset (% of its size), baked before the cut is made: its tail
+    swings a fifth of the body, so a fixed bound would measure the defaults, not the cut."""
+    scene.frame_set(1)
+    return addon.api.bake(obj, output="PC2")["max_offset_percent"]
+
+
 def test_a_100m_jump_is_reported_with_its_frame_and_reset_at_cuts_holds_the_flesh(addon, shot):
     obj, arm, scene, _folder = shot
+    uncut = uncut_max_offset(addon, obj, scene)
     jump_root_bone(arm)
     scene.frame_set(1)
     summary = addon.api.bake(obj, output="PC2")
@@ -56,7 +64,9 @@ def test_a_100m_jump_is_reported_with_its_frame_and_reset_at_cuts_holds_the_fles
     summary = addon.api.bake(obj, output="PC2")
     warning = next(w for w in summary["warnings"] if "the rig jumps" in w)
     assert warning.startswith(f"frame {CUT}: ") and "restarts at rest there (Reset at Cuts)" in warning
-    assert summary["max_offset_percent"] < 10.0  # a jiggle, not a smear across the jump
+    # A jiggle, not a smear across the jump (100 m, 4,000 % of the creature): at most a quarter
+    # more than the uncut shot, the restart's own settling.
+    assert summary["max_offset_percent"] <= 1.25 * uncut + 1.0, (summary["max_offset_percent"], uncut)
 
 
 def test_one_cut_is_one_warning(addon, shot):
@@ -70,8 +80,10 @@ def test_one_cut_is_one_warning(addon, shot):
 
 def test_shape_keys_after_a_flip_stay_near_the_basis_with_reset_at_cuts(addon, shot):
     """A 180-degree turn of the whole rig in one frame: reported at its frame; with Reset at Cuts
-    every shape key stays within a tenth of the creature's size of the basis (541 km before)."""
+    every shape key stays within the uncut shot's own jiggle of the basis (541 km before)."""
     obj, arm, scene, _folder = shot
+    uncut = uncut_max_offset(addon, obj, scene)
+    addon.api.clear_bake(obj)
     flip_armature(arm)
     obj.skinmodes.reset_at_cuts = True
     scene.frame_set(1)
@@ -85,7 +97,8 @@ def test_shape_keys_after_a_flip_stay_near_the_basis_with_reset_at_cuts(addon, s
         if kb.name.startswith("skinmodes."):
             co = np.empty_like(basis)
             kb.data.foreach_get("co", co)
-            assert np.abs(co - basis).max() < 0.1 * size, kb.name
+            # Within the uncut shot's own jiggle (plus a quarter for the restart), not 541 km.
+            assert np.abs(co - basis).max() <= (1.25 * uncut + 1.0) / 100.0 * size, kb.name
 
 
 def test_a_bone_scaled_to_zero_is_reported_with_its_frame(addon, shot):

@@ -104,8 +104,10 @@ from .polar import rotation_rows
 
 ARMIJO = 1e-4
 MAX_BACKTRACKS = 30
-# Local-global iterations an ARAP step takes before it turns to Newton (``_solve_arap``).
-LOCAL_GLOBAL = 8
+# Local-global iterations an ARAP step takes before it turns to Newton (``_solve_arap``).  Measured
+# (fox, robot, rigged_simple): 5 against 8 lowers the fox's mean from 8.5 to 6.0 iterations per step and
+# its time by a quarter, and changes the others' by under 10 %; 3 costs the small ones more.
+LOCAL_GLOBAL = 5
 # A Newton decrease below this share of the step's energy is round-off (64 ulps): the step is converged.
 ROUNDOFF = 64.0 * np.finfo(np.float64).eps
 # A secondary displacement this many times the character's size means the

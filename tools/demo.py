@@ -86,7 +86,8 @@ def _run() -> int:
     baked, _, _ = core_pc2.read_pc2(pc2)
     rest = np.array([v.co[:] for v in obj.data.vertices])
     tip = int(np.argmin(rest[:, 1]))  # tail tip: the most -y vertex
-    belly = int(np.argmin(rest[:, 2] + 10 * np.abs(rest[:, 0]) + 10 * np.abs(rest[:, 1] - 0.1)))
+    # The belly's side at its equator: its underside rests on the ground, where Planted Feet holds it.
+    belly = int(np.argmax(rest[:, 0] - 10 * np.abs(rest[:, 1] - 0.1) - 10 * np.abs(rest[:, 2] - 0.45)))
     mod = obj.modifiers["Skinmodes Cache"]
     scene = bpy.context.scene
     rig_only = []
@@ -106,7 +107,7 @@ def _run() -> int:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(2, 1, figsize=(8, 6), sharex=True)
-    for ax, idx, label, comp in ((axes[0], 0, "tail tip, sideways (x)", 0), (axes[1], 1, "belly, height (z)", 2)):
+    for ax, idx, label, comp in ((axes[0], 0, "tail tip, sideways (x)", 0), (axes[1], 1, "belly side, height (z)", 2)):
         ax.plot(frames, rig_only[:, idx, comp], "--", color="0.5", label="rig only")
         ax.plot(frames, baked[:, [tip, belly]][:, idx, comp], color="C3", label="with secondary motion")
         ax.set_ylabel(f"{label} [m]")

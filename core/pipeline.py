@@ -327,14 +327,18 @@ def prepare_character(
     rho = scaled_field(mesh.T, material.density, dens, *material.density_range)
     mat = Material.from_fields(E, np.full(mesh.t, material.poisson_ratio), rho)
     rig = LBSRig.from_weights(tet_w)
-    held, emb = None, None
+    held, emb, planted = None, None, None
     if inp.planted is not None and np.shape(inp.planted) != (len(rest),):
         raise RigError(f"planted vertices need one flag per vertex ({len(rest)}), got shape {np.shape(inp.planted)}")
     if inp.planted is not None and np.any(inp.planted):
         # Planted feet: the corners of the tets holding them (found before the modes, which vanish there).
         emb = embed_points(mesh.X, mesh.T, rest)
-        held = planted_tet_vertices(mesh.T, emb.tet, inp.planted)
-        stats["planted_vertices"] = float(len(held))
+        # A render vertex outside the volume (a loose vertex beyond a tail tip) was moved onto its
+        # nearest tet; holding that tet would hold flesh the vertex does not lie in.
+        planted = np.asarray(inp.planted, dtype=bool) & ~emb.outside
+        if planted.any():
+            held = planted_tet_vertices(mesh.T, emb.tet, planted)
+            stats["planted_vertices"] = float(len(held))
     # The momentum-leak field from a mask f (0 follows the rig, 0.5 the depth field, 1 swings the
     # whole depth): the painted one replaces the automatic one, which frees appendages.
     mask = free
@@ -342,7 +346,7 @@ def prepare_character(
         parents = np.asarray(inp.bone_parents, dtype=np.int64)
         if parents.shape != (W.shape[1],):
             raise RigError(f"bone parents need one entry per weight column ({W.shape[1]}), got {parents.shape}")
-        feet = None if held is None else np.unique(W[np.asarray(inp.planted, dtype=bool)].argmax(axis=1))
+        feet = None if held is None else np.unique(W[planted].argmax(axis=1))
         grounded = None if feet is None else np.isin(np.arange(W.shape[1]), feet)
         appendage = appendage_bones(tet_w, parents, surface_depth(mesh), grounded, mesh.X, held)
         mask = automatic_mask(tet_w, appendage)

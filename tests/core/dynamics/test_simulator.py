@@ -336,3 +336,18 @@ def test_a_capped_step_says_it_did_not_converge(scene):
         reports.append(rep)
     assert any(not r.converged for r in reports)
     assert all(r.iterations == 1 for r in reports)
+
+
+def test_a_blow_up_names_its_cause(model):
+    """An unconverged step is named as the cause ("raise Iterations"); a converged one points at the rig."""
+    from core.dynamics.simulator import StepReport
+
+    sim = Simulator(model, SimulationSettings(time_step=H))
+    huge = np.full((4 * model.m, 3), 1e6 * sim.size)
+    stuck = StepReport(iterations=10, residual=1.0, energy=0.0, converged=False)
+    with pytest.raises(SimulationError, match=r"frame 3: .*blew up.*did not converge \(10 iterations\).*Iterations"):
+        sim._check(huge, "frame 3: ", stuck)
+    with pytest.raises(SimulationError, match=r"blew up.*the rig moves too far in one step"):
+        sim._check(huge, "frame 3: ", StepReport(iterations=2, residual=0.0, energy=0.0))
+    with pytest.raises(SimulationError, match=r"NaN: the solver did not converge"):
+        sim._check(np.full_like(huge, np.nan), "frame 3: ", stuck)

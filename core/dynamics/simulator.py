@@ -54,8 +54,8 @@ per iteration, and for co-rotational a second polar per evaluation.
   search that finds no decrease ends the step at the current iterate (the
   best there is) and says so; it never accepts an increase.  Measured on
   the real characters: 1.5-2.5 iterations per step on average, at most 5.
-  ARAP switches to the same Newton after LOCAL_GLOBAL local-global
-  iterations without convergence.
+  ARAP switches to the same Newton when its local-global iterations
+  converge too slowly (``_solve_arap``).
 
 Stopping (both paths).  A step stops when the residual
 
@@ -104,10 +104,10 @@ from .polar import rotation_rows
 
 ARMIJO = 1e-4
 MAX_BACKTRACKS = 30
-# Local-global iterations an ARAP step takes before it turns to Newton (``_solve_arap``).  Measured
-# (fox, robot, rigged_simple): 5 against 8 lowers the fox's mean from 8.5 to 6.0 iterations per step and
-# its time by a quarter, and changes the others' by under 10 %; 3 costs the small ones more.
-LOCAL_GLOBAL = 5
+# An ARAP step turns from local-global to Newton when local-global predicts more than this many more
+# iterations (``_solve_arap``), keeping NEWTON_RESERVE of the cap for Newton.
+LOCAL_GLOBAL_BUDGET = 12
+NEWTON_RESERVE = 3
 # The twists' curvature 2 / (s_i + s_j) is capped at this multiple of 1 / |t S|^2 (inverted or flattened
 # clusters, where it is infinite) before the first try with the exact Hessian (``_newton``).
 TWIST_CAP = 100.0
@@ -583,18 +583,20 @@ class Simulator:
         majoriser whose gradient at Z is the energy's), so the residual costs
         one 4m x 4m product per iteration.  Local-global converges linearly,
         fast where the motion is mostly stretch and slowly where rotations
-        carry it (measured: 3-5 iterations per step on the humanoids, 43 on
-        average and up to 110 on the fox's tail).  After LOCAL_GLOBAL
-        iterations (~0.1 ms each) without convergence the step goes on with
-        the projected Newton of the co-rotational path (1-3 iterations of
-        ~1.5 ms) from where it is.
+        carry it (measured at tolerance 1e-6: 8-11 iterations per step on
+        average on the robot and rigged_simple, 118 and up to 206 on the
+        fox's tail).  From the third iteration on, the residual's last ratio
+        predicts how many more it needs; when that is more than
+        LOCAL_GLOBAL_BUDGET (an iteration costs ~0.1 ms, a Newton iteration
+        ~1.5 ms) or than the cap leaves room for, the step goes on with the
+        Newton of the co-rotational path (1-3 iterations) from where it is.
         """
         observe = self._energy_observer(sys, t, record)
         tol = self.settings.tolerance * self._size
         n_iter = self.settings.max_iterations
         Z = t.z
         F = self._gradients(Z, t.Fr)
-        residual, it, converged = np.inf, 0, False
+        residual, previous, it, converged = np.inf, np.inf, 0, False
         for it in range(1, n_iter + 1):
             T = self._local(F, t.ref.S)
             observe(Z, F, T)
@@ -609,8 +611,12 @@ class Simulator:
             if residual <= tol:
                 converged = True
                 break
-            if it == LOCAL_GLOBAL and tol > 0.0 and it < n_iter:
-                return self._solve_corotational(sys, t, record, start=Z, done=it)
+            if tol > 0.0 and it >= 3 and it < n_iter:
+                rate = residual / previous
+                room = min(LOCAL_GLOBAL_BUDGET, n_iter - it - NEWTON_RESERVE)
+                if not rate < 1.0 or np.log(tol / residual) < room * np.log(rate):  # more than ``room`` to go
+                    return self._solve_corotational(sys, t, record, start=Z, done=it)
+            previous = residual
         a = rows.traces(T, F)
         energy = self._potential(sys, t, Z, a, a)
         return Z, StepReport(iterations=it, residual=residual, energy=energy, converged=converged)

@@ -158,3 +158,15 @@ def test_a_rig_that_is_not_a_number_is_refused_by_name(addon, shot):
         line = "baked"
     assert line.startswith(f"frame {CUT}: the rig is not a number there (body") and "nan%" not in line, line
     assert (full_fingerprint(bpy, obj), disk_fingerprint(folder)) == before
+
+
+def test_a_parent_bone_scaled_to_zero_is_named_and_not_called_a_mirror_flip(addon, shot):
+    """tail.2 scaled to 0 collapses tail.3 with it: the warning names the parent that was scaled, and
+    round-off signs of the collapsed children are not reported as negative scale."""
+    obj, arm, scene, _folder = shot
+    constant_keys(arm.pose.bones["tail.2"], "scale", (1.0, 1.0, 1.0), (0.0, 0.0, 0.0))
+    scene.frame_set(1)
+    summary = addon.api.bake(obj, output="PC2")
+    (warning,) = [w for w in summary["warnings"] if "scaled to zero" in w]
+    assert warning.startswith(f"frame {CUT}: bone 'tail.2' "), warning
+    assert not [w for w in summary["warnings"] if "negative scale" in w], summary["warnings"]

@@ -1,0 +1,134 @@
+"""Rollouts and the gait search: simulate a sinusoidal actuation, score it, let CMA-ES improve it.
+
+A rollout runs ``steps`` backward-Euler steps from rest on the ground and
+records the centre of mass and the forward axis, both read from Z (q x 3)
+in O(q) per step: nothing in the loop touches the mesh.  The search
+minimises -J over the 3 m k sinusoid parameters (``signal.decode``), one
+rollout per candidate, sequentially (the machine's two cores are shared; a
+process pool is the obvious next step where more are free).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .cmaes import minimize
+from .ground import GroundPlane
+from .model import LocomotionModel
+from .objective import body_length, locomotion_objective
+from .signal import Sinusoids, actuation_signal, decode, parameter_count
+from .step import State, Stepper, StepSettings, body_rotation, rest_state
+
+
+@dataclass(frozen=True)
+class GaitProblem:
+    """What to optimise.  direction (3,): unit target direction; forward (3,): the body's forward axis
+    at rest (defaults to direction); k sinusoids per mode; steps per rollout; amplitude_max in radii
+    (the modes' unit); period_range (s)."""
+
+    model: LocomotionModel
+    settings: StepSettings
+    ground: GroundPlane
+    direction: np.ndarray
+    forward: np.ndarray | None = None
+    k: int = 1
+    steps: int = 200
+    amplitude_max: float = 0.15
+    period_range: tuple[float, float] = (0.3, 1.5)
+    length: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        d = np.asarray(self.direction, dtype=np.float64)
+        object.__setattr__(self, "direction", d / np.linalg.norm(d))
+        f = self.direction if self.forward is None else np.asarray(self.forward, dtype=np.float64)
+        object.__setattr__(self, "forward", f / np.linalg.norm(f))
+        X = self.model.positions(self.model.rest)
+        object.__setattr__(self, "length", body_length(X, self.direction))
+
+    @property
+    def dimension(self) -> int:
+        return parameter_count(self.model.m, self.k)
+
+    def sinusoids(self, x: np.ndarray) -> Sinusoids:
+        return decode(x, self.model.m, self.k, self.amplitude_max, self.period_range)
+
+
+def ground_under(model: LocomotionModel, normal: tuple[float, float, float] = (0.0, 0.0, 1.0), friction: float = 0.0):
+    """The plane touching the rest shape's lowest vertex along ``normal``."""
+    n = np.asarray(normal, dtype=np.float64)
+    return GroundPlane(normal=tuple(n), height=float((model.positions(model.rest) @ n).min()), friction=friction)
+
+
+@dataclass(frozen=True)
+class Rollout:
+    """com, forward: (steps+1, 3); objective J; iterations: total local-global iterations;
+    unconverged / energy_rose: steps that hit the cap / stopped on a rise; final: the last State."""
+
+    com: np.ndarray
+    forward: np.ndarray
+    objective: float
+    iterations: int
+    unconverged: int
+    energy_rose: int
+    final: State
+
+
+def rollout(problem: GaitProblem, sinusoids: Sinusoids) -> Rollout:
+    """Simulate ``problem.steps`` steps from rest under the given actuation."""
+    model, s = problem.model, problem.settings
+    stepper = Stepper(model, s, problem.ground)
+    a = actuation_signal(s.dt * np.arange(1, problem.steps + 1), sinusoids)  # (steps, m)
+    abar = np.concatenate([a, np.ones((problem.steps, 1))], axis=1)
+    state = rest_state(model)
+    com = np.empty((problem.steps + 1, 3))
+    fwd = np.empty((problem.steps + 1, 3))
+    com[0], fwd[0] = model.centre_of_mass(state.Z), problem.forward
+    iterations = unconverged = rose = 0
+    for i in range(problem.steps):  # time steps are sequential; each costs O(q^2 + C q m)
+        state, rep = stepper.step(state, abar[i])
+        iterations += rep.iterations
+        unconverged += not rep.converged
+        rose += rep.energy_rose
+        com[i + 1] = model.centre_of_mass(state.Z)
+        fwd[i + 1] = body_rotation(model, state.Z) @ problem.forward
+        if not np.isfinite(com[i + 1]).all():
+            return Rollout(com, fwd, -np.inf, iterations, unconverged, rose, state)
+    J = locomotion_objective(com, fwd, problem.direction, problem.length)
+    return Rollout(com, fwd, J, iterations, unconverged, rose, state)
+
+
+@dataclass(frozen=True)
+class Gait:
+    """The best gait found: x (search vector), its sinusoids and objective; history: best J per
+    generation; evaluations (rollouts); seconds of wall time."""
+
+    x: np.ndarray
+    sinusoids: Sinusoids
+    objective: float
+    history: np.ndarray
+    evaluations: int
+    seconds: float
+
+
+def find_gait(
+    problem: GaitProblem, generations: int = 20, population: int = 8, seed: int = 0, sigma0: float = 1.0
+) -> Gait:
+    """CMA-ES over the sinusoid parameters from a still start (zero amplitudes); same seed, same gait."""
+    start = time.perf_counter()
+
+    def cost(x: np.ndarray) -> float:
+        J = rollout(problem, problem.sinusoids(x)).objective
+        return -J if np.isfinite(J) else np.inf
+
+    res = minimize(cost, np.zeros(problem.dimension), sigma0, generations, population, seed)
+    return Gait(
+        x=res.x,
+        sinusoids=problem.sinusoids(res.x),
+        objective=-res.value,
+        history=-res.history,
+        evaluations=res.evaluations,
+        seconds=time.perf_counter() - start,
+    )

@@ -1,0 +1,35 @@
+"""The locomotion objective: displacement along a direction times alignment (seed 002, eq. 17).
+
+    J = J_disp * J_align,  J_disp = (com(t1) - com(t0)) . v / L,  J_align = min_t u(t) . v
+
+with v the unit target direction, L the body's extent along v (so J is in
+body lengths and means the same at any modelling scale) and u(t) the body's
+forward axis turned by its best-fit rotation.  Alignment is clipped at 0:
+otherwise a character walking backwards while facing backwards would score
+a positive product.  Larger is better (the optimiser minimises -J).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def body_length(X: np.ndarray, direction: np.ndarray) -> float:
+    """Extent (m) of rest positions X (n, 3) along a unit direction (3,)."""
+    p = X @ direction
+    return float(p.max() - p.min())
+
+
+def displacement(com: np.ndarray, direction: np.ndarray, length: float) -> float:
+    """Distance travelled by the centre of mass com (steps+1, 3) along direction (3,), in body lengths."""
+    return float((com[-1] - com[0]) @ direction) / length
+
+
+def alignment(forward: np.ndarray, direction: np.ndarray) -> float:
+    """min over time of forward (steps+1, 3) . direction, clipped to [0, 1]."""
+    return float(np.clip((forward @ direction).min(), 0.0, 1.0))
+
+
+def locomotion_objective(com: np.ndarray, forward: np.ndarray, direction: np.ndarray, length: float) -> float:
+    """J (body lengths, scaled by alignment): larger is better."""
+    return displacement(com, direction, length) * alignment(forward, direction)

@@ -15,7 +15,12 @@ def simulator(b, h=1.0 / 60.0, gravity=None) -> FloatingRSSimulator:
     return FloatingRSSimulator(RSMap(b.W, b.S, b.fit, "pade"), K, b.mesh.X, b.masses, h, gravity)
 
 
-def spinning(sim, spin=np.array([0.0, 0.0, 4.0]), drift=np.array([0.5, 0.0, 0.1])):
+SPIN = (0.0, 0.0, 4.0)  # rad/s about z
+DRIFT = (0.5, 0.0, 0.1)  # m/s
+
+
+def spinning(sim, spin=SPIN, drift=DRIFT):
+    spin, drift = np.asarray(spin), np.asarray(drift)
     s0 = sim.rest_state()
     return sim.state(s0.q, s0.R, s0.t, np.cross(spin, s0.p - sim.center) + drift)
 
@@ -60,7 +65,7 @@ def test_rotating_the_whole_problem_rotates_the_flight():
     b = bar(3, fixed=False)
     rb = make_bar(3, fixed=False, X=b.mesh.X @ R.T, U=b.U @ R.T)
     sims = [simulator(b), simulator(rb)]
-    states = [spinning(sims[0]), spinning(sims[1], spin=R @ [0.0, 0.0, 4.0], drift=R @ [0.5, 0.0, 0.1])]
+    states = [spinning(sims[0]), spinning(sims[1], spin=R @ SPIN, drift=R @ DRIFT)]
     for _ in range(8):
         states = [sim.step(s)[0] for sim, s in zip(sims, states)]
     assert np.abs(states[1].p - states[0].p @ R.T).max() < 1e-8 * b.mesh.size()

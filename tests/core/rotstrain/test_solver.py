@@ -3,6 +3,7 @@
 from functools import cache
 
 import numpy as np
+
 from core.rotstrain.energy import reduced_forces, rs_stiffness
 from core.rotstrain.solver import RSSimulator, RSState
 from core.rotstrain.transfer import RSMap

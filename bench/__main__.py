@@ -27,6 +27,7 @@ from . import (
     characters,
     convergence,
     in_blender,
+    locomotion,
     meshing,
     physskin,
     posespace,
@@ -47,6 +48,7 @@ SECTIONS = {
     "meshing": meshing.run,
     "physskin": physskin.run,
     "posespace": posespace.run,
+    "locomotion": locomotion.run,
     # The last four import bpy into this process, so they run after the others.
     "characters": characters.run,
     "wheremoves": wheremoves.run,

@@ -31,6 +31,7 @@ SECTIONS = {
     "posespace",
     "wheremoves",
     "convergence",
+    "locomotion",
 }
 
 

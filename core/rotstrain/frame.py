@@ -28,7 +28,7 @@ from .coordinates import hat
 from .exponential import exp_rodrigues
 from .newton import NewtonReport, Problem, minimize
 from .solver import TOLERANCE
-from .transfer import RSMap
+from .transfer import PositionMap
 
 
 @dataclass
@@ -52,7 +52,7 @@ class FloatingRSSimulator:
 
     def __init__(
         self,
-        rsmap: RSMap,
+        rsmap: PositionMap,
         K: np.ndarray,
         rest: np.ndarray,
         masses: np.ndarray,

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .newton import NewtonReport, Problem, minimize
-from .transfer import RSMap
+from .transfer import PositionMap
 
 # Newton stops once an iteration moves the object by less than this share of its size (RMS).
 TOLERANCE = 1e-9
@@ -46,7 +46,7 @@ class RSSimulator:
 
     def __init__(
         self,
-        rsmap: RSMap,
+        rsmap: PositionMap,
         K: np.ndarray,
         time_step: float,
         total_mass: float,
@@ -90,17 +90,19 @@ class RSSimulator:
         # Both quadratic terms in x combine into one: (a/2) ||x - z||^2 + const.
         y = 2.0 * state.x - state.x_prev
         z = (y / h**2 + c / h * state.x) / a
+        # x(q) is needed by the energy, the derivatives and the distance at the same iterates: evaluate each once.
         cache: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
 
         def evaluate(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             key = q.tobytes()
             if key not in cache:
-                cache.clear()
+                if len(cache) > 4:
+                    cache.clear()
                 cache[key] = self.map.evaluate(q)
             return cache[key]
 
         def energy(q: np.ndarray) -> float:
-            x = self.map.positions(q)
+            x = evaluate(q)[0]
             d = x - z
             return 0.5 * a * float(d @ d) + 0.5 * float(q @ self.K @ q) - float(self.force @ x)
 
@@ -111,8 +113,8 @@ class RSSimulator:
 
         def distance(q1: np.ndarray, q0: np.ndarray) -> float:
             # x is M-orthonormal coordinates: |dx| is the mass-weighted norm of the displacement change.
-            return float(np.linalg.norm(self.map.positions(q1) - self.map.positions(q0))) / self.sqrt_mass
+            return float(np.linalg.norm(evaluate(q1)[0] - evaluate(q0)[0])) / self.sqrt_mass
 
         problem = Problem(energy=energy, derivatives=derivatives, move=lambda q, d: q + d, distance=distance)
         q, report = minimize(problem, state.q.copy(), self.tol, self.max_iterations)
-        return RSState(q=q, x=self.map.positions(q), x_prev=state.x), report
+        return RSState(q=q, x=evaluate(q)[0], x_prev=state.x), report

@@ -13,6 +13,7 @@ coefficients, independent of the mesh, as the seed does for its timings.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -37,6 +38,20 @@ def rs_gradient(omega: np.ndarray, eps: np.ndarray, method: str = "exact") -> np
     """F~ = E(omega) (eps + I) - I: omega, eps (t, 3, 3) -> (t, 3, 3)."""
     E, _ = rs_exponential(omega, None, method)
     return E @ (eps + np.eye(3)) - np.eye(3)
+
+
+class PositionMap(Protocol):
+    """What the solvers need of an RS-to-Euclidean map (:class:`RSMap`, ``polynomial.PolynomialMap``)."""
+
+    @property
+    def r(self) -> int: ...
+
+    @property
+    def fit(self) -> ReducedFit: ...
+
+    def evaluate(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
+
+    def positions(self, q: np.ndarray) -> np.ndarray: ...
 
 
 @dataclass(frozen=True)

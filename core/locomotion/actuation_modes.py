@@ -46,12 +46,11 @@ def rigid_displacements(X: np.ndarray, masses: np.ndarray) -> np.ndarray:
     R[:, :, :3] = np.eye(3)
     for k in range(3):  # omega_k x p for the three axes (three columns, not a loop over vertices)
         R[:, :, 3 + k] = np.cross(np.eye(3)[k], P)
-    R = R.reshape(3 * n, 6)
+    flat = R.reshape(3 * n, 6)
     m3 = np.repeat(masses, 3)
     # Gram-Schmidt in the M inner product via a Cholesky of the 6x6 Gram matrix.
-    G = R.T @ (m3[:, None] * R)
-    L = np.linalg.cholesky(G)
-    return np.linalg.solve(L, R.T).T
+    L = np.linalg.cholesky(flat.T @ (m3[:, None] * flat))
+    return np.linalg.solve(L, flat.T).T
 
 
 def vibration_modes(mesh: TetMesh, material: Material, masses: np.ndarray, m: int) -> ActuationModes:

@@ -65,7 +65,8 @@ def ground_under(model: LocomotionModel, normal: tuple[float, float, float] = (0
 @dataclass(frozen=True)
 class Rollout:
     """com, forward: (steps+1, 3); objective J; iterations: total local-global iterations;
-    unconverged / energy_rose: steps that hit the cap / stopped on a rise; final: the last State."""
+    unconverged / energy_rose: steps that hit the cap / stopped on a rise; final: the last State;
+    Z: (steps+1, q, 3) every step's reduced coordinates when recorded (for output and checks), else None."""
 
     com: np.ndarray
     forward: np.ndarray
@@ -74,10 +75,11 @@ class Rollout:
     unconverged: int
     energy_rose: int
     final: State
+    Z: np.ndarray | None = None
 
 
-def rollout(problem: GaitProblem, sinusoids: Sinusoids) -> Rollout:
-    """Simulate ``problem.steps`` steps from rest under the given actuation."""
+def rollout(problem: GaitProblem, sinusoids: Sinusoids, record: bool = False) -> Rollout:
+    """Simulate ``problem.steps`` steps from rest under the given actuation; ``record`` keeps every Z."""
     model, s = problem.model, problem.settings
     stepper = Stepper(model, s, problem.ground)
     a = actuation_signal(s.dt * np.arange(1, problem.steps + 1), sinusoids)  # (steps, m)
@@ -86,6 +88,9 @@ def rollout(problem: GaitProblem, sinusoids: Sinusoids) -> Rollout:
     com = np.empty((problem.steps + 1, 3))
     fwd = np.empty((problem.steps + 1, 3))
     com[0], fwd[0] = model.centre_of_mass(state.Z), problem.forward
+    Zs = np.empty((problem.steps + 1, *state.Z.shape)) if record else None
+    if Zs is not None:
+        Zs[0] = state.Z
     iterations = unconverged = rose = 0
     for i in range(problem.steps):  # time steps are sequential; each costs O(q^2 + C q m)
         state, rep = stepper.step(state, abar[i])
@@ -94,10 +99,12 @@ def rollout(problem: GaitProblem, sinusoids: Sinusoids) -> Rollout:
         rose += rep.energy_rose
         com[i + 1] = model.centre_of_mass(state.Z)
         fwd[i + 1] = body_rotation(model, state.Z) @ problem.forward
+        if Zs is not None:
+            Zs[i + 1] = state.Z
         if not np.isfinite(com[i + 1]).all():
-            return Rollout(com, fwd, -np.inf, iterations, unconverged, rose, state)
+            return Rollout(com, fwd, -np.inf, iterations, unconverged, rose, state, Zs)
     J = locomotion_objective(com, fwd, problem.direction, problem.length)
-    return Rollout(com, fwd, J, iterations, unconverged, rose, state)
+    return Rollout(com, fwd, J, iterations, unconverged, rose, state, Zs)
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ from .model.leak import appendage_bones, automatic_mask, default_leak_field, lea
 from .model.materials import Material, scaled_field
 from .model.planted import planted_tet_vertices
 from .model.rig import LBSRig, lbs_basis
+from .model.rigid import rigid_pieces
 from .physskin.rig import PhysicsRig, render_correction
 from .posespace.model import PoseSpaceModel, build_pose_space, detect_contacts, rest_pose
 from .posespace.points import PosePoints
@@ -89,6 +90,8 @@ class SubspaceSettings:
     loose_parts: str = str(core_default("loose_parts"))
     swing_appendages: bool = bool(core_default("swing_appendages"))
     seed: int = 0
+    # Loose pieces bound to one bone follow it (core.model.rigid); False gives them secondary motion.
+    rigid_parts: bool = True
 
 
 @dataclass(frozen=True)
@@ -339,6 +342,16 @@ def prepare_character(
         if planted.any():
             held = planted_tet_vertices(mesh.T, emb.tet, planted)
             stats["planted_vertices"] = float(len(held))
+    # Rigid parts (issue 23): a loose piece bound to one bone follows it, held like the planted feet.
+    hold = held
+    rigid = rigid_pieces(rest, inp.faces, W) if subspace.rigid_parts else None
+    if rigid is not None and rigid.any():
+        emb = embed_points(mesh.X, mesh.T, rest) if emb is None else emb
+        rigid &= ~emb.outside
+        if rigid.any():
+            still = planted_tet_vertices(mesh.T, emb.tet, rigid)
+            stats["rigid_vertices"] = float(len(still))
+            hold = still if held is None else np.union1d(held, still)
     # The momentum-leak field from a mask f (0 follows the rig, 0.5 the depth field, 1 swings the
     # whole depth): the painted one replaces the automatic one, which frees appendages.
     mask = free
@@ -357,7 +370,7 @@ def prepare_character(
     stage("modes and clusters", 0.22)
     t0 = time.perf_counter()
     model = load_or_build(
-        model_path, mesh, mat, rig, subspace.modes, subspace.clusters, leak=d, seed=subspace.seed, log=log, held=held
+        model_path, mesh, mat, rig, subspace.modes, subspace.clusters, leak=d, seed=subspace.seed, log=log, held=hold
     )
     stats["subspace_s"] = time.perf_counter() - t0
     stage("embedding", 0.95)

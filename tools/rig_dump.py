@@ -37,6 +37,7 @@ DUMPS: dict[str, tuple[str, tuple[str, ...]] | None] = {
     "cesium_man": ("cesium_man_x100", rc._cesium_man_actions()),
     "robot_walk": ("robot", ("Walking",)),
     "robot_run": ("robot", ("Running",)),
+    "robot_hand": ("robot_hand", ("Wave",)),
     "stag": ("stag", ("AnimalArmature|Gallop",)),
     "trex": ("trex", ("Armature|TRex_Run",)),
     "creature": None,

@@ -40,6 +40,7 @@ TIPS = {
     "cesium_man": "Node_15",
     "robot_walk": "Head",
     "robot_run": "Head",
+    "robot_hand": "Middle2.R",
     "stag": "Tail3",
     "trex": "Tail5",
 }

@@ -31,6 +31,7 @@ from . import (
     meshing,
     physskin,
     posespace,
+    rotstrain,
     scaling,
     side_by_side,
     table1,
@@ -49,6 +50,7 @@ SECTIONS = {
     "physskin": physskin.run,
     "posespace": posespace.run,
     "locomotion": locomotion.run,
+    "rotstrain": rotstrain.run,
     # The last four import bpy into this process, so they run after the others.
     "characters": characters.run,
     "wheremoves": wheremoves.run,

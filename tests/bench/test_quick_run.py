@@ -32,6 +32,7 @@ SECTIONS = {
     "wheremoves",
     "convergence",
     "locomotion",
+    "rotstrain",
 }
 
 

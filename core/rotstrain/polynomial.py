@@ -24,7 +24,10 @@ def _symmetrize(C: np.ndarray) -> np.ndarray:
     """Average over all orderings of the trailing r-axes: (m, r, ..., r)."""
     d = C.ndim - 1
     perms = list(permutations(range(1, d + 1)))
-    return sum(np.transpose(C, (0, *p)) for p in perms) / len(perms)
+    out = np.zeros_like(C)
+    for p in perms:  # at most 24 orderings (degree 4), each one whole-array transpose
+        out += np.transpose(C, (0, *p))
+    return out / len(perms)
 
 
 class PolynomialMap:

@@ -46,11 +46,11 @@ class PolynomialMap:
         PW = np.einsum("mtab,itac->mitcb", phi, W)
         Y = 0.5 * S + W / 6.0  # degree 3: W_i W_j (S_k / 2 + W_k / 6)
         C1 = np.einsum("mtab,itab->mi", phi, W + S)
-        C2 = np.einsum("mitcb,jtcb->mij", PW, S + 0.5 * W)
+        C2 = np.einsum("mitcb,jtcb->mij", PW, S + 0.5 * W, optimize=True)
         WY = np.einsum("jtcd,ktdb->jktcb", W, Y)
-        C3 = np.einsum("mitcb,jktcb->mijk", PW, WY)
+        C3 = np.einsum("mitcb,jktcb->mijk", PW, WY, optimize=True)
         WWS = np.einsum("jtcd,ktde,ltef->jkltcf", W, W, S) / 6.0
-        C4 = np.einsum("mitcb,jkltcb->mijkl", PW, WWS)
+        C4 = np.einsum("mitcb,jkltcb->mijkl", PW, WWS, optimize=True)
         self.C1 = C1
         self.C2 = _symmetrize(C2).reshape(m * r, r)
         self.C3 = _symmetrize(C3).reshape(m * r * r, r)

@@ -13,6 +13,11 @@ iterate; a constant "tangent mass" instead gives large error and drift (the
 seed's Fig. 3).  Newton uses the seed's Hessian (J^T M J (1/h^2 + c/h) + K~,
 the Gauss-Newton part: positive definite, so every direction descends) and a
 line search (``newton.py``).
+
+``tangent_mass=True`` is the ablation the seed argues against (its Fig. 3):
+the kinetic and force terms see x linearised at the step's start,
+x(x~_n) + J_n (x~ - x~_n), so the mass is frozen within each step.  It is
+there to be measured against (``core/validation/rotstrain_bar.py``), not used.
 """
 
 from __future__ import annotations
@@ -55,8 +60,10 @@ class RSSimulator:
         damping: float = 0.0,
         tolerance: float = TOLERANCE,
         max_iterations: int = 50,
+        tangent_mass: bool = False,
     ) -> None:
         self.map = rsmap
+        self.tangent_mass = tangent_mass
         self.K = K
         self.h = time_step
         self.c = damping
@@ -93,13 +100,22 @@ class RSSimulator:
         # x(q) is needed by the energy, the derivatives and the distance at the same iterates: evaluate each once.
         cache: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
 
-        def evaluate(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        def exact(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             key = q.tobytes()
             if key not in cache:
                 if len(cache) > 4:
                     cache.clear()
                 cache[key] = self.map.evaluate(q)
             return cache[key]
+
+        if self.tangent_mass:
+            x0, J0 = exact(state.q)
+            q0 = state.q.copy()
+
+            def evaluate(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                return x0 + J0 @ (q - q0), J0
+        else:
+            evaluate = exact
 
         def energy(q: np.ndarray) -> float:
             x = evaluate(q)[0]
@@ -117,4 +133,4 @@ class RSSimulator:
 
         problem = Problem(energy=energy, derivatives=derivatives, move=lambda q, d: q + d, distance=distance)
         q, report = minimize(problem, state.q.copy(), self.tol, self.max_iterations)
-        return RSState(q=q, x=evaluate(q)[0], x_prev=state.x), report
+        return RSState(q=q, x=exact(q)[0], x_prev=state.x), report

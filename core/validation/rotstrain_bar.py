@@ -121,15 +121,22 @@ class FullSpaceClampedBar:
         return v, it
 
 
-def rs_simulator(bar: ClampedBar, modes: int, time_step: float, gravity: np.ndarray, method: str = "pade"):
-    """The RS solver of ``modes`` RS coordinates on the bar, and its basis B (m, n, 3)."""
+def rs_simulator(
+    bar: ClampedBar, modes: int, time_step: float, gravity: np.ndarray, method: str = "pade", tangent_mass: bool = False
+):
+    """The RS solver of ``modes`` RS coordinates on the bar, and its basis B (m, n, 3).
+
+    tangent_mass: freeze the mass within each step (the seed's Fig. 3 ablation), to measure what keeping it buys.
+    """
     U, _ = linear_modes(bar.mesh, bar.material, bar.masses, modes, bar.fixed)
     W, S = rs_vectors(bar.mesh, U)
     B = extended_basis(PoissonReconstruction(bar.mesh, bar.fixed), W, S, bar.masses)
     fit = ReducedFit.build(bar.mesh, B)
     K = rs_stiffness(bar.mesh, bar.material, S)
     f = reduced_forces(B, bar.masses, gravity)
-    sim = RSSimulator(RSMap(W, S, fit, method), K, time_step, bar.masses.sum(), bar.mesh.size(), f)
+    sim = RSSimulator(
+        RSMap(W, S, fit, method), K, time_step, bar.masses.sum(), bar.mesh.size(), f, tangent_mass=tangent_mass
+    )
     return sim, fit
 
 
@@ -159,12 +166,18 @@ def full_space_trajectory(bar: ClampedBar, steps: int, time_step: float, gravity
 
 
 def rs_against_full_space(
-    bar: ClampedBar, modes: int, steps: int, time_step: float, gravity: np.ndarray, full: np.ndarray | None = None
+    bar: ClampedBar,
+    modes: int,
+    steps: int,
+    time_step: float,
+    gravity: np.ndarray,
+    full: np.ndarray | None = None,
+    tangent_mass: bool = False,
 ) -> Comparison:
     """Run RS (``modes`` coordinates) and full space from rest under ``gravity``; compare step by step."""
     if full is None:
         full = full_space_trajectory(bar, steps, time_step, gravity)
-    sim, fit = rs_simulator(bar, modes, time_step, gravity)
+    sim, fit = rs_simulator(bar, modes, time_step, gravity, tangent_mass=tangent_mass)
     s = sim.rest_state()
     rs = []
     for _ in range(steps):

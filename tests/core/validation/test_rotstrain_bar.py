@@ -42,3 +42,14 @@ def test_rs_trajectory_converges_toward_full_space_as_modes_are_added():
     errors = [rs_against_full_space(bar, r, STEPS, H, GRAVITY, full()).max_error for r in (2, 4, 8)]
     assert errors[0] > errors[1] > errors[2], errors
     assert errors[2] < 0.02, errors
+
+
+def test_keeping_the_configuration_dependent_mass_halves_the_error_of_a_frozen_tangent_mass():
+    """The seed's Fig. 3 claim, measured: freezing J^T M J within each step (the "tangent mass") costs accuracy.
+
+    Measured at 8 modes: 1.4 % kept, 3.5 % frozen (at 1 g: 5.3 % against 13.7 %).
+    """
+    bar = clamped_bar()
+    kept = rs_against_full_space(bar, 8, STEPS, H, GRAVITY, full()).max_error
+    frozen = rs_against_full_space(bar, 8, STEPS, H, GRAVITY, full(), tangent_mass=True).max_error
+    assert frozen > 2.0 * kept, (kept, frozen)

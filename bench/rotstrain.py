@@ -11,7 +11,11 @@ size not stated.  Here, on a clamped bar released under gravity from rest:
   cost grows with the mesh);
 * precomputation seconds (modes, basis, polynomial) beside the seed's 17 s;
 * the RS error against the full-space co-rotational reference on the same
-  bar and motion (``core/validation/rotstrain_bar.py``).
+  bar and motion (``core/validation/rotstrain_bar.py``);
+* a sweep over |U~| (Taylor polynomial, converged Newton): error against ms
+  per step, plotted (``plots/rotstrain_error_vs_time.png``).  The skinning
+  eigenmode side of that plot (issue 27's comparison on rig motion) is not
+  here yet.
 
 One BLAS thread (the bench pins it); the machine is recorded in results.json.
 ``--quick`` runs the small validation bar for a few steps.
@@ -43,6 +47,8 @@ H = 1.0 / 60.0
 FULL = {"length": 4.0, "width": 1.0, "youngs_modulus": 1e6, "gravity": 9.81, "steps": 60}
 QUICK = {"length": 2.0, "width": 0.5, "youngs_modulus": 1e5, "gravity": 0.3 * 9.81, "steps": 10}
 SEED_NEWTON_CAP = 3
+SWEEP = (2, 3, 4, 5, 6, 8)
+QUICK_SWEEP = (2, 5)
 
 
 def _steps(sim: RSSimulator, steps: int) -> tuple[np.ndarray, list[float], list[int], np.ndarray]:
@@ -58,16 +64,21 @@ def _steps(sim: RSSimulator, steps: int) -> tuple[np.ndarray, list[float], list[
     return s.x, seconds, iterations, np.array(xs)
 
 
+def _model(bar, modes: int):
+    """RS vectors (W, S), the reduced fit and the basis B for ``modes`` linear modes of the clamped bar."""
+    U, _ = linear_modes(bar.mesh, bar.material, bar.masses, modes, bar.fixed)
+    W, S = rs_vectors(bar.mesh, U)
+    B = extended_basis(PoissonReconstruction(bar.mesh, bar.fixed), W, S, bar.masses)
+    return W, S, ReducedFit.build(bar.mesh, B), B
+
+
 def run(ctx: Context) -> dict:
     cfg = QUICK if ctx.quick else FULL
     bar = clamped_bar(cfg["length"], cfg["width"], 4, youngs_modulus=cfg["youngs_modulus"])
     steps = int(cfg["steps"])
     gravity = np.array([0.0, -cfg["gravity"], 0.0])
     t0 = time.perf_counter()
-    U, _ = linear_modes(bar.mesh, bar.material, bar.masses, MODES, bar.fixed)
-    W, S = rs_vectors(bar.mesh, U)
-    B = extended_basis(PoissonReconstruction(bar.mesh, bar.fixed), W, S, bar.masses)
-    fit = ReducedFit.build(bar.mesh, B)
+    W, S, fit, B = _model(bar, MODES)
     t_basis = time.perf_counter() - t0
     poly = PolynomialMap(W, S, fit)
     t_poly = time.perf_counter() - t0 - t_basis
@@ -107,7 +118,34 @@ def run(ctx: Context) -> dict:
         rows[name]["error_vs_full_space"] = error(xs)
     tip = float(-full[:, :, 1].min())
     ctx.log(f"  rotstrain full space: {full_ms:.0f} ms/step, tip drop {tip:.2f} m")
-    return {
+
+    sweep = []
+    for r in QUICK_SWEEP if ctx.quick else SWEEP:
+        Wr, Sr, fit_r, Br = _model(bar, r)
+        Kr = rs_stiffness(bar.mesh, bar.material, Sr)
+        sim = RSSimulator(
+            PolynomialMap(Wr, Sr, fit_r),
+            Kr,
+            H,
+            bar.masses.sum(),
+            bar.mesh.size(),
+            reduced_forces(Br, bar.masses, gravity),
+        )
+        _, seconds, its, xs = _steps(sim, steps)
+        u = np.einsum("sm,mai->sai", xs, Br)
+        mn = np.sqrt(np.einsum("a,sai,sai->s", bar.masses, u - full, u - full))
+        err = float(mn.max() / np.sqrt(np.einsum("a,sai,sai->s", bar.masses, full, full)).max())
+        sweep.append(
+            {
+                "modes": r,
+                "basis": len(Br),
+                "ms_per_step": Timing.of([1e3 * t for t in seconds]),
+                "newton_mean": float(np.mean(its)),
+                "error_vs_full_space": err,
+            }
+        )
+        ctx.log(f"  rotstrain sweep |U~| = {r}: {1e3 * np.median(seconds):.3g} ms/step, error {100 * err:.1f} %")
+    result = {
         "vertices": bar.mesh.n,
         "tets": bar.mesh.t,
         "modes": MODES,
@@ -120,8 +158,38 @@ def run(ctx: Context) -> dict:
         "rows": rows,
         "full_space_ms_per_step": full_ms,
         "full_space_tip_drop_m": tip,
+        "sweep": sweep,
         "seed": SEED,
     }
+    try:
+        _plot(ctx, result)
+    except ImportError:  # matplotlib is in the main environment; a bare one still gets the numbers
+        pass
+    return result
+
+
+def _plot(ctx: Context, res: dict) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ms = [r["ms_per_step"].median for r in res["sweep"]]
+    err = [100 * r["error_vs_full_space"] for r in res["sweep"]]
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    ax.plot(ms, err, "-o", label="RS coordinates, Taylor (3, 0) polynomial")
+    for r, x, y in zip(res["sweep"], ms, err):
+        ax.annotate(f"|U~|={r['modes']}", (x, y), textcoords="offset points", xytext=(4, 4), fontsize=8)
+    ax.axvline(res["full_space_ms_per_step"], color="k", ls="--", lw=1, label="full space (error 0)")
+    ax.axvline(res["seed"]["ms_per_step"], color="grey", ls=":", lw=1, label="seed 003 Table 1, |U~| = 5")
+    ax.set_xscale("log")
+    ax.set_xlabel("ms per step (one thread)")
+    ax.set_ylabel("error vs full space [%]")
+    ax.set_title(f"Clamped bar, {res['vertices']:,} vertices, {res['steps']} steps under gravity")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(ctx.plot_path("rotstrain_error_vs_time"), dpi=100)
+    plt.close(fig)
 
 
 def report_lines(p: dict) -> list[str]:
@@ -153,5 +221,16 @@ def report_lines(p: dict) -> list[str]:
         f"(the text caps fixed bodies at 3).  Ours: precomputation {pre['modes_and_basis']:.2f} s (modes and basis) "
         f"+ {pre['polynomial']:.2f} s (polynomial); full-space {p['full_space_ms_per_step']:.0f} ms per step.",
         "",
+        "Sweep over the number of RS coordinates (Taylor polynomial, Newton to tolerance):",
+        "",
+        "| RS coordinates | basis | ms per step (min–max) | Newton mean | error vs full space |",
+        "|---|---|---|---|---|",
     ]
+    for r in p.get("sweep", []):
+        t = r["ms_per_step"]
+        L.append(
+            f"| {r['modes']} | {r['basis']} | {t['median']:.3g} ({t['min']:.3g}–{t['max']:.3g}) | "
+            f"{r['newton_mean']:.1f} | {100 * r['error_vs_full_space']:.2f} % |"
+        )
+    L += ["", "![RS error against time per step](plots/rotstrain_error_vs_time.png)", ""]
     return L

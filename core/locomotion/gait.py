@@ -18,7 +18,7 @@ import numpy as np
 from .cmaes import minimize
 from .ground import GroundPlane
 from .model import LocomotionModel
-from .objective import body_length, locomotion_objective
+from .objective import body_length, jump_objective, locomotion_objective
 from .signal import Sinusoids, actuation_signal, decode, parameter_count
 from .step import State, Stepper, StepSettings, body_rotation, rest_state
 
@@ -27,7 +27,8 @@ from .step import State, Stepper, StepSettings, body_rotation, rest_state
 class GaitProblem:
     """What to optimise.  direction (3,): unit target direction; forward (3,): the body's forward axis
     at rest (defaults to direction); k sinusoids per mode; steps per rollout; amplitude_max in radii
-    (the modes' unit); period_range (s)."""
+    (the modes' unit); period_range (s); task: "walk" (displacement x alignment) or "jump" (mean rise
+    of the centre of mass along the ground's normal, in body lengths)."""
 
     model: LocomotionModel
     settings: StepSettings
@@ -38,9 +39,12 @@ class GaitProblem:
     steps: int = 200
     amplitude_max: float = 0.15
     period_range: tuple[float, float] = (0.3, 1.5)
+    task: str = "walk"
     length: float = field(init=False)
 
     def __post_init__(self) -> None:
+        if self.task not in ("walk", "jump"):
+            raise ValueError(f"unknown locomotion task {self.task!r}; use 'walk' or 'jump'")
         d = np.asarray(self.direction, dtype=np.float64)
         object.__setattr__(self, "direction", d / np.linalg.norm(d))
         f = self.direction if self.forward is None else np.asarray(self.forward, dtype=np.float64)
@@ -103,7 +107,10 @@ def rollout(problem: GaitProblem, sinusoids: Sinusoids, record: bool = False) ->
             Zs[i + 1] = state.Z
         if not np.isfinite(com[i + 1]).all():
             return Rollout(com, fwd, -np.inf, iterations, unconverged, rose, state, Zs)
-    J = locomotion_objective(com, fwd, problem.direction, problem.length)
+    if problem.task == "jump":
+        J = jump_objective(com, np.asarray(problem.ground.normal, dtype=np.float64), problem.length)
+    else:
+        J = locomotion_objective(com, fwd, problem.direction, problem.length)
     return Rollout(com, fwd, J, iterations, unconverged, rose, state, Zs)
 
 

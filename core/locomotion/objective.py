@@ -6,7 +6,8 @@ with v the unit target direction, L the body's extent along v (so J is in
 body lengths and means the same at any modelling scale) and u(t) the body's
 forward axis turned by its best-fit rotation.  Alignment is clipped at 0:
 otherwise a character walking backwards while facing backwards would score
-a positive product.  Larger is better (the optimiser minimises -J).
+a positive product.  Larger is better (the optimiser minimises -J).  The jumping variant
+scores the mean rise of the centre of mass instead.
 """
 
 from __future__ import annotations
@@ -33,3 +34,9 @@ def alignment(forward: np.ndarray, direction: np.ndarray) -> float:
 def locomotion_objective(com: np.ndarray, forward: np.ndarray, direction: np.ndarray, length: float) -> float:
     """J (body lengths, scaled by alignment): larger is better."""
     return displacement(com, direction, length) * alignment(forward, direction)
+
+
+def jump_objective(com: np.ndarray, up: np.ndarray, length: float) -> float:
+    """The seed's jumping variant: mean rise of the centre of mass com (steps+1, 3) along up (3,), in body lengths."""
+    h = com @ up
+    return float((h - h[0]).mean()) / length

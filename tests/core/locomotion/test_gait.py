@@ -48,3 +48,16 @@ def test_a_short_search_improves_the_objective_and_is_deterministic(problem, sma
     # (samples only: the other vertices may dip, see the bench section; 1e-3 of the radius covers a sample
     # that entered in the last of the capped contact passes)
     assert (X[:, model.samples, 2]).min() > problem.ground.height - 1e-3 * model.radius
+
+
+def test_the_jump_task_scores_the_rise(problem):
+    import dataclasses
+
+    jump = dataclasses.replace(problem, task="jump")
+    x = np.zeros(problem.dimension)
+    x[: problem.model.m] = 3.0  # full amplitude on every mode
+    r = rollout(jump, jump.sinusoids(x))
+    h = r.com[:, 2] - r.com[0, 2]
+    assert r.objective == pytest.approx(h.mean() / problem.length)
+    with pytest.raises(ValueError):
+        dataclasses.replace(problem, task="fly")

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from core.locomotion.objective import alignment, body_length, displacement, locomotion_objective
+from core.locomotion.objective import alignment, body_length, displacement, jump_objective, locomotion_objective
 
 V = np.array([1.0, 0.0, 0.0])
 
@@ -27,3 +27,9 @@ def test_turning_lowers_the_score_and_backwards_never_pays():
 def test_body_length():
     X = np.array([[0.0, 0, 0], [2.0, 1, 0], [-1.0, 0, 3]])
     assert body_length(X, V) == 3.0
+
+
+def test_jump_scores_the_mean_rise():
+    com = np.zeros((5, 3))
+    com[:, 2] = [0.0, 1.0, 2.0, 1.0, 0.0]
+    assert jump_objective(com, np.array([0.0, 0.0, 1.0]), 2.0) == 0.4

@@ -35,7 +35,14 @@ from .geometry.tetrahedralize import TetResult, tetrahedralize
 from .io.atomic import remove_stale_partials, save_npz_atomic
 from .io.model_cache import input_hash, load_or_build
 from .model.interior_weights import volume_bone_weights
-from .model.leak import appendage_bones, automatic_mask, default_leak_field, leak_from_mask, surface_depth
+from .model.leak import (
+    appendage_bones,
+    appendage_chains,
+    automatic_mask,
+    default_leak_field,
+    leak_from_mask,
+    surface_depth,
+)
 from .model.materials import Material, scaled_field
 from .model.planted import planted_tet_vertices
 from .model.rig import LBSRig, lbs_basis
@@ -567,6 +574,12 @@ CHECKPOINT = 24
 # character's size in one frame (second difference) has a cut or a jump: at
 # 24 fps and 1.8 m that is 26 g, beyond any performed motion.
 JUMP_WARNING = 0.25
+# ... and it is a cut only where that frame's step is a discontinuity: at some probe point that
+# accelerates so, the step is more than CUT_RATIO times the largest step of the same point in the
+# CUT_WINDOW frames either side.  A fast periodic motion (a wasp's wing flapping 45 % of the body
+# per frame) accelerates as hard, but its steps repeat within a few frames: it is not a cut.
+CUT_RATIO = 2.0
+CUT_WINDOW = 4
 # Tet vertices the guard measures each frame (the farthest from the centroid
 # and an even spread): the offset's maximum sits on the outside.
 GUARD_PROBES = 512
@@ -655,6 +668,7 @@ class FrameSimulation:
         self._rig = rig
         self._bone_names = list(bone_names) if bone_names is not None else None
         self._cuts: set[int] = set()
+        self._pending: dict[int, np.ndarray] = {}  # frames the rig may jump at: (k,) probe accelerations
         self._controls = controls
         self._guard_warnings: list[str] = []  # one line each; ``warnings`` adds the solver's
         self._warned: set[str] = set()
@@ -780,6 +794,7 @@ class FrameSimulation:
             self.iterations[g] = tuple(its)
             self.unconverged[g] = missed
             self._guard(g, state)
+            self._confirm_cuts(g)
             self._forget_between_checkpoints(g - 1)
             d_a = d_b
         return state
@@ -871,25 +886,63 @@ class FrameSimulation:
         x_a = self._rig_cache[frame - 1]
         # No earlier frame, or a cut at the previous one: the rig starts from rest there.
         x_z = x_a if frame - 1 in self._cuts else self._rig_cache.get(frame - 2, x_a)
-        jump = float(np.sqrt(np.max(np.sum((x_b - 2.0 * x_a + x_z) ** 2, axis=1)))) / self.simulator.size
-        if jump <= JUMP_WARNING:
+        acc = np.sqrt(np.sum((x_b - 2.0 * x_a + x_z) ** 2, axis=1)) / self.simulator.size
+        if acc.max() <= JUMP_WARNING:
             return False
+        if not self.solver.reset_at_cuts:
+            # Told once the frames after it are simulated (and sampled: a bake samples the rig as it
+            # goes), so a flap starting with the clip is seen to go on (:meth:`_confirm_cuts`).
+            self._pending[frame] = acc
+            return False
+        # Restarting cannot wait: only the frames before it tell a flap (the first flap of a clip
+        # that starts with one may restart once).
+        isolated = self._isolated_steps(frame, frame) & (acc > JUMP_WARNING)
+        if not isolated.any():
+            return False  # fast motion that goes on (a flap), not a discontinuity
+        jump = float(acc[isolated].max())
         self._cuts.add(frame)
-        if self.solver.reset_at_cuts:
-            if f"cut {frame}" in self._warned:  # simulated again from a checkpoint: said already
-                return True
-            self._warned.add(f"cut {frame}")
-            self._guard_warnings.append(
-                f"frame {frame}: the rig jumps by {100 * jump:.0f}% of the character's size; the simulation "
-                "restarts at rest there (Reset at Cuts)"
-            )
-        elif "jump" not in self._warned:
+        if f"cut {frame}" in self._warned:  # simulated again from a checkpoint: said already
+            return True
+        self._warned.add(f"cut {frame}")
+        self._guard_warnings.append(
+            f"frame {frame}: the rig jumps by {100 * jump:.0f}% of the character's size; the simulation "
+            "restarts at rest there (Reset at Cuts)"
+        )
+        return True
+
+    def _confirm_cuts(self, simulated: int) -> None:
+        """Say "the rig jumps" for the pending frames whose CUT_WINDOW frames after them are simulated."""
+        for frame in sorted(self._pending):
+            if frame + CUT_WINDOW > simulated and simulated < self.end:
+                break
+            acc = self._pending.pop(frame)
+            isolated = self._isolated_steps(frame, frame + CUT_WINDOW) & (acc > JUMP_WARNING)
+            if not isolated.any() or "jump" in self._warned:
+                continue  # fast motion that goes on (a flap), not a discontinuity; or said already
             self._warned.add("jump")
             self._guard_warnings.append(
-                f"frame {frame}: the rig jumps by {100 * jump:.0f}% of the character's size in one frame (a cut?); "
-                "turn on Reset at Cuts or smooth the animation there"
+                f"frame {frame}: the rig jumps by {100 * float(acc[isolated].max()):.0f}% of the character's "
+                "size in one frame (a cut?); turn on Reset at Cuts or smooth the animation there"
             )
-        return True
+
+    def _isolated_steps(self, frame: int, last: int) -> np.ndarray:
+        """(k,) bool: probe points whose rig step into ``frame`` exceeds CUT_RATIO x their own steps nearby.
+
+        Nearby: the steps into the other frames from CUT_WINDOW before ``frame`` to ``last`` (at most
+        CUT_WINDOW after it) inside the simulated range, cuts included: a restart on a flap's first
+        stroke must not make the next stroke look isolated.  Only asked where the rig accelerates
+        beyond JUMP_WARNING: the extra rig samples are rare but in such motion.
+        """
+        assert self._probe_rig is not None
+        lo = max(self.start - self.solver.preroll, frame - CUT_WINDOW - 1)
+        hi = min(self.end, last)
+        x = {g: self._probe_rig @ rig_matrix(self.rig(g)) for g in range(lo, hi + 1)}
+        step = {g: np.linalg.norm(x[g] - x[g - 1], axis=1) for g in range(lo + 1, hi + 1)}
+        around = np.zeros(len(step[frame]))
+        for g, s in step.items():
+            if g != frame:
+                around = np.maximum(around, s)
+        return step[frame] > CUT_RATIO * around
 
     def pose_weights(self, frame: int) -> np.ndarray | None:
         """The training poses' weights (k,) at an integer ``frame``, or None without pose-space modes."""
@@ -951,6 +1004,7 @@ class FrameSimulation:
         self._states = {f: s for f, s in self._states.items() if f <= keep}
         self._rig_cache = {f: x for f, x in self._rig_cache.items() if f <= keep}
         self._cuts = {f for f in self._cuts if f <= keep}
+        self._pending = {f: a for f, a in self._pending.items() if f <= keep}
         self.iterations = {f: i for f, i in self.iterations.items() if f <= keep}
         self.unconverged = {f: n for f, n in self.unconverged.items() if f <= keep}
         self._physics_cache = {f: x for f, x in self._physics_cache.items() if f <= keep}

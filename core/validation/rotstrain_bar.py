@@ -1,4 +1,4 @@
-"""Rotation-strain coordinates against full space: a clamped bar falling under gravity (issue 27).
+"""Rotation-strain coordinates against full space: a clamped bar under gravity, a free bar spinning (issue 27).
 
 Both sides minimise the same backward-Euler incremental potential with the
 same elastic model, linear co-rotational elasticity (the RS energy is that
@@ -11,6 +11,12 @@ model on the RS gradient, see ``core/rotstrain/energy.py``):
 
 ``rs_against_full_space`` runs both from rest and reports the RS error, in
 the mass norm, relative to the full-space displacement, per step.
+
+The free case, ``spinning_bar_against_full_space``: the same bar unclamped,
+spun and drifting with no gravity, RS in a floating frame
+(``core/rotstrain/frame.py``) against the same full-space solver with no
+clamped vertex; each side's motion is split into a best rigid fit and the
+deformation left in that frame, which are compared separately.
 """
 
 from __future__ import annotations
@@ -20,13 +26,15 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ..dynamics.polar import rotation
 from ..geometry.primitives import bar_tet_mesh
 from ..geometry.tetmesh import TetMesh
 from ..model.fem import lumped_mass
 from ..model.materials import Material
 from ..rotstrain.basis import ReducedFit, extended_basis, linear_modes
-from ..rotstrain.coordinates import rs_vectors
+from ..rotstrain.coordinates import rotation_log, rs_vectors, vee
 from ..rotstrain.energy import reduced_forces, rs_stiffness
+from ..rotstrain.frame import FloatingRSSimulator
 from ..rotstrain.poisson import PoissonReconstruction
 from ..rotstrain.solver import TOLERANCE, RSSimulator
 from ..rotstrain.transfer import RSMap
@@ -35,8 +43,8 @@ from .reference import corotational_energy_density, corotational_stiffness, coro
 
 
 @dataclass(frozen=True)
-class ClampedBar:
-    """A bar along x clamped at x = 0: mesh, material, vertex masses (n,), clamped vertices (k,)."""
+class BarCase:
+    """A bar along x: mesh, material, vertex masses (n,), clamped vertices (k,) (at x = 0; none for a free bar)."""
 
     mesh: TetMesh
     material: Material
@@ -51,19 +59,25 @@ def clamped_bar(
     youngs_modulus: float = 1e5,
     poisson_ratio: float = 0.3,
     density: float = 1000.0,
-) -> ClampedBar:
+) -> BarCase:
     """The validation bar: by default 2 m x 0.5 m x 0.5 m, 81 vertices, 192 tets, soft rubber."""
     X, T = bar_tet_mesh(length, width, cells_per_unit)
     mesh = TetMesh.from_arrays(X, T)
     material = Material.uniform(mesh.t, youngs_modulus, poisson_ratio, density)
-    return ClampedBar(mesh, material, lumped_mass(mesh, material.density), np.flatnonzero(X[:, 0] < 1e-9))
+    return BarCase(mesh, material, lumped_mass(mesh, material.density), np.flatnonzero(X[:, 0] < 1e-9))
+
+
+def free_bar(**kw: float) -> BarCase:
+    """:func:`clamped_bar` with nothing clamped: a free object for the floating frame."""
+    bar = clamped_bar(**kw)
+    return BarCase(bar.mesh, bar.material, bar.masses, np.zeros(0, dtype=np.int64))
 
 
 class FullSpaceClampedBar:
-    """Full-space co-rotational backward Euler with clamped vertices and uniform gravity g (3,)."""
+    """Full-space co-rotational backward Euler with clamped vertices (if any) and uniform gravity g (3,)."""
 
     def __init__(
-        self, bar: ClampedBar, time_step: float, gravity: np.ndarray, tolerance: float = TOLERANCE, max_newton: int = 50
+        self, bar: BarCase, time_step: float, gravity: np.ndarray, tolerance: float = TOLERANCE, max_newton: int = 50
     ) -> None:
         self.bar = bar
         mesh = bar.mesh
@@ -122,7 +136,7 @@ class FullSpaceClampedBar:
 
 
 def rs_simulator(
-    bar: ClampedBar, modes: int, time_step: float, gravity: np.ndarray, method: str = "pade", tangent_mass: bool = False
+    bar: BarCase, modes: int, time_step: float, gravity: np.ndarray, method: str = "pade", tangent_mass: bool = False
 ):
     """The RS solver of ``modes`` RS coordinates on the bar, and its basis B (m, n, 3).
 
@@ -154,10 +168,13 @@ class Comparison:
         return float(self.error.max())
 
 
-def full_space_trajectory(bar: ClampedBar, steps: int, time_step: float, gravity: np.ndarray) -> np.ndarray:
-    """Full-space displacements (steps, n, 3) from rest."""
+def full_space_trajectory(
+    bar: BarCase, steps: int, time_step: float, gravity: np.ndarray, velocity: np.ndarray | None = None
+) -> np.ndarray:
+    """Full-space displacements (steps, n, 3) from the rest shape with vertex velocities (n, 3) (zero if None)."""
     ref = FullSpaceClampedBar(bar, time_step, gravity)
-    u = up = np.zeros(3 * bar.mesh.n)
+    u = np.zeros(3 * bar.mesh.n)
+    up = u if velocity is None else -time_step * velocity.ravel()
     out = []
     for _ in range(steps):
         u, up = ref.step(u, up)[0], u
@@ -166,7 +183,7 @@ def full_space_trajectory(bar: ClampedBar, steps: int, time_step: float, gravity
 
 
 def rs_against_full_space(
-    bar: ClampedBar,
+    bar: BarCase,
     modes: int,
     steps: int,
     time_step: float,
@@ -190,3 +207,63 @@ def rs_against_full_space(
 
     scale = mass_norm(full).max()
     return Comparison(full=full, rs=rs_arr, error=mass_norm(rs_arr - full) / scale)
+
+
+def rigid_fit(p: np.ndarray, rest: np.ndarray, masses: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mass-weighted best rigid fit of positions p (n, 3) to the rest shape (n, 3).
+
+    Returns the centre (3,), rotation R (3, 3) and what is left, the deformation in the fitted frame
+    R^T (p - c) - (rest - rest centre), (n, 3).
+    """
+    w = masses / masses.sum()
+    c, c0 = w @ p, w @ rest
+    R = rotation(np.einsum("a,ai,aj->ij", masses, p - c, rest - c0)[None])[0]
+    return c, R, (p - c) @ R - (rest - c0)
+
+
+@dataclass(frozen=True)
+class FreeComparison:
+    """A spinning free bar, RS in a floating frame against full space, per step.
+
+    deformation_error: mass-norm distance of the deformations left after each side's best rigid fit,
+    relative to the largest full-space deformation; frame_error: distance of the fitted centres
+    relative to the bar's size, and angle between the fitted rotations (rad).
+    """
+
+    deformation_error: np.ndarray
+    center_error: np.ndarray
+    angle_error: np.ndarray
+    largest_deformation: float
+
+
+def spinning_bar_against_full_space(
+    bar: BarCase, modes: tuple[int, ...], steps: int, time_step: float, spin: np.ndarray, drift: np.ndarray
+) -> list[FreeComparison]:
+    """Spin the free bar about its centre at ``spin`` (rad/s, (3,)) while it drifts at ``drift`` (m/s).
+
+    One full-space run, then one RS run in a floating frame per entry of ``modes``, each compared with it.
+    """
+    X, m = bar.mesh.X, bar.masses
+    center = m @ X / m.sum()
+    velocity = np.cross(spin, X - center) + drift
+    full = full_space_trajectory(bar, steps, time_step, np.zeros(3), velocity) + X
+    fits = [rigid_fit(p, X, m) for p in full]
+    largest = max(float(np.sqrt(m @ np.sum(d**2, axis=1))) for _, _, d in fits)
+    out = []
+    for r in modes:
+        U, _ = linear_modes(bar.mesh, bar.material, m, r, None)
+        W, S = rs_vectors(bar.mesh, U)
+        B = extended_basis(PoissonReconstruction(bar.mesh, None, m), W, S, m, free=True)
+        rsmap = RSMap(W, S, ReducedFit.build(bar.mesh, B), "pade")
+        sim = FloatingRSSimulator(rsmap, rs_stiffness(bar.mesh, bar.material, S), X, m, time_step)
+        s0 = sim.rest_state()
+        s = sim.state(s0.q, s0.R, s0.t, velocity)
+        dev, dc, da = [], [], []
+        for c2, R2, d2 in fits:
+            s, _ = sim.step(s)
+            c1, R1, d1 = rigid_fit(s.p, X, m)
+            dev.append(np.sqrt(m @ np.sum((d1 - d2) ** 2, axis=1)) / largest)
+            dc.append(np.linalg.norm(c1 - c2) / bar.mesh.size())
+            da.append(float(np.linalg.norm(vee(rotation_log((R1.T @ R2)[None])[0]))))
+        out.append(FreeComparison(np.array(dev), np.array(dc), np.array(da), largest))
+    return out

@@ -67,9 +67,9 @@ def clamped_bar(
     return BarCase(mesh, material, lumped_mass(mesh, material.density), np.flatnonzero(X[:, 0] < 1e-9))
 
 
-def free_bar(**kw: float) -> BarCase:
+def free_bar(length: float = 2.0, width: float = 0.5, cells_per_unit: int = 4, youngs_modulus: float = 1e5) -> BarCase:
     """:func:`clamped_bar` with nothing clamped: a free object for the floating frame."""
-    bar = clamped_bar(**kw)
+    bar = clamped_bar(length, width, cells_per_unit, youngs_modulus)
     return BarCase(bar.mesh, bar.material, bar.masses, np.zeros(0, dtype=np.int64))
 
 

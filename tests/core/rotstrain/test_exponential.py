@@ -49,6 +49,7 @@ def test_directional_derivatives_match_finite_differences(p, q, s):
     w = random_skew(5, 1.3, seed=1)
     dW = np.stack([random_skew(5, 1.0, seed=k) for k in (7, 8)])
     _, dE = exp_rational(w, dW, p, q, s)
+    assert dE is not None
     h = 1e-6
     for k in range(2):
         fd = (exp_rational(w + h * dW[k], None, p, q, s)[0] - exp_rational(w - h * dW[k], None, p, q, s)[0]) / (2 * h)

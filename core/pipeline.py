@@ -35,14 +35,7 @@ from .geometry.tetrahedralize import TetResult, tetrahedralize
 from .io.atomic import remove_stale_partials, save_npz_atomic
 from .io.model_cache import input_hash, load_or_build
 from .model.interior_weights import volume_bone_weights
-from .model.leak import (
-    appendage_bones,
-    appendage_chains,
-    automatic_mask,
-    default_leak_field,
-    leak_from_mask,
-    surface_depth,
-)
+from .model.leak import appendage_bones, automatic_mask, default_leak_field, leak_from_mask, surface_depth
 from .model.materials import Material, scaled_field
 from .model.planted import planted_tet_vertices
 from .model.rig import LBSRig, lbs_basis

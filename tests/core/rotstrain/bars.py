@@ -29,14 +29,21 @@ class Bar:
     fit: ReducedFit
 
 
-def make_bar(modes: int, fixed: bool, X: np.ndarray | None = None, U: np.ndarray | None = None) -> Bar:
+def make_bar(
+    modes: int,
+    fixed: bool,
+    X: np.ndarray | None = None,
+    U: np.ndarray | None = None,
+    youngs_modulus: float = 1e5,
+    density: float = 1000.0,
+) -> Bar:
     """A 2 m x 0.5 m bar (81 vertices, 192 tets), E = 1e5 Pa, nu = 0.3, rho = 1000; clamped at x = 0 if ``fixed``.
 
     X, U: rest positions and modes to use instead (the rotated problem of the equivariance tests).
     """
     X0, T = bar_tet_mesh(2.0, 0.5, 4)
     mesh = TetMesh.from_arrays(X0 if X is None else X, T)
-    material = Material.uniform(mesh.t, 1e5, 0.3, 1000.0)
+    material = Material.uniform(mesh.t, youngs_modulus, 0.3, density)
     masses = lumped_mass(mesh, material.density)
     clamp = np.flatnonzero(X0[:, 0] < 1e-9) if fixed else None
     if U is None:

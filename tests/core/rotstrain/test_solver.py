@@ -118,3 +118,20 @@ def test_rotating_the_whole_problem_rotates_the_result():
     # equal up to where Newton stopped (1e-9 of the size per step), not to round-off
     assert np.abs(ur - u @ R.T).max() < 1e-7 * np.abs(u).max()
     assert np.abs(states[0].q - states[1].q).max() < 1e-7 * np.abs(states[0].q).max()
+
+
+def test_the_same_bar_in_centimetres_moves_the_same_with_the_same_iterations():
+    """A change of units (lengths x 100, so E / 100, density / 1e6, g x 100) changes nothing but the numbers:
+    the stop is relative to the object's size, so Newton takes the very same iterations."""
+    b = bar(3)
+    cm = make_bar(3, True, X=100.0 * b.mesh.X, youngs_modulus=1e3, density=1e-3)
+    runs = []
+    for bb, g in ((b, 3.0 * GRAVITY), (cm, 300.0 * GRAVITY)):
+        sim = simulator(bb, g)
+        s, its = sim.rest_state(), []
+        for _ in range(15):
+            s, r = sim.step(s)
+            its.append(r.iterations)
+        runs.append((bb.fit.displacements(s.x), its))
+    assert np.abs(runs[1][0] / 100.0 - runs[0][0]).max() < 1e-7 * np.abs(runs[0][0]).max()
+    assert runs[0][1] == runs[1][1]

@@ -17,7 +17,7 @@ clip, a 1.5 s hold on the last pose, import scale) and, per character:
 * **bake**: ms per frame of "Bake Secondary Motion" to a .pc2 over the clip
   and its hold, with the modes prepared and nothing simulated yet.
 * **plausibility**, from the harness's default bake: max offset, offset at the
-  first simulated frame, offset once settled (all % of the body diagonal),
+  first simulated frame, offset once settled (all % of the character's size),
   NaN, the bake's messages and warnings.
 * a plot of the tracked vertex (tail tip, hand, ...) with and without
   secondary motion.
@@ -45,7 +45,7 @@ from .common import ROOT, Context, Timing, install_addon
 REPEATS = 3
 QUICK_CHARACTER = "rigged_simple"  # 96 render vertices
 QUICK_CLIP = (1, 12)  # then the harness's hold; the action keeps playing there, so quick figures mean nothing
-# "Non-zero" offsets: above this share of the body diagonal.  Round-off of the start state is
+# "Non-zero" offsets: above this share of the character's size.  Round-off of the start state is
 # ~1e-14 of it (measured on the rigged cylinder), a visible jiggle is ~1e-3: the first frame that
 # moves at all is the first that crosses it.
 JIGGLE_THRESHOLD = 1e-6
@@ -108,7 +108,7 @@ def _character(ctx: Context, bpy: Any, rc: Any, addon: Any, character: Any, work
         "role": m.role,
         "file": character.file,
         "scale": m.scale,
-        "size": m.diagonal,
+        "size": m.size,
         "vertices": m.vertices,
         "sim_vertices": m.sim_vertices,
         "tets": m.tets,

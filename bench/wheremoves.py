@@ -8,11 +8,11 @@ at Wiggle 2's defaults) with the character's appendage bones (its tail) jiggling
 reference's skin is the rig's own: Blender's rig-only positions plus the linear blend
 skinning of the jiggled bones minus that of the animated ones, with the mesh's weights.
 
-Per character, offsets from rig-only in % of the body diagonal (the harness's), maximum
+Per character, offsets from rig-only in % of the character's size (the harness's), maximum
 over frames and vertices, per region:
 
 * **appendage**: vertices bound mostly to an appendage bone (the tail);
-* **grounded feet**: at each frame, the vertices the rig puts within 1 % of the diagonal of
+* **grounded feet**: at each frame, the vertices the rig puts within 1 % of the size of
   the lowest rig-only point of the whole clip (the ground), measured at those frames only;
 * **core**: every other vertex that the rig never puts on the ground;
 * **body**: all vertices.
@@ -56,7 +56,7 @@ APPENDAGES: dict[str, tuple[str, ...]] = {
 FULL = ("fox", "fox_run", "cesium_man_x100", "robot")
 QUICK_CHARACTER = "rigged_simple"
 QUICK_CLIP = (1, 12)
-GROUND_BAND = 0.01  # of the diagonal, above the lowest rig-only point of the clip
+GROUND_BAND = 0.01  # of the size, above the lowest rig-only point of the clip
 SETTLED_FRACTION = 0.1  # of the tip's largest offset from the stop on
 MAX_LAG_FRAMES = 8
 
@@ -189,7 +189,7 @@ def measure_character(bpy: Any, rc: Any, character: Any, work: Path, settings: J
     J = jiggle_bones(A, parents, levers, appendage, loaded.fps, settings)
     lbs_A = skin(local, W, bind, A)
     lbs_J = skin(local, W, bind, J)
-    diag = m.diagonal
+    diag = m.size  # the character's size (the bake summary's character_size)
     ours = rig + m.relative_offsets * diag
     reference = rig + (lbs_J - lbs_A)
     # Regions, from the rig: which bone holds each vertex most, and where the ground is.
@@ -224,7 +224,7 @@ def measure_character(bpy: Any, rc: Any, character: Any, work: Path, settings: J
         "frames": [loaded.start, loaded.end],
         "rig_stops": loaded.stop,
         "fps": loaded.fps,
-        "diagonal": diag,
+        "size": diag,
         "vertices": int(rig.shape[1]),
         "appendage_bones": [n for n, a in zip(names, appendage) if a],
         "appendage_vertices": int(appendage_v.sum()),
@@ -239,7 +239,7 @@ def measure_character(bpy: Any, rc: Any, character: Any, work: Path, settings: J
         "max_offset_pct_ours": m.max_offset_pct,
         "settled_offset_pct_ours": m.settled_offset_pct,
         "series": {"rig": rig[:, tip], **tips},
-        # Largest change of a bone's world length by the reference (fraction of the diagonal).
+        # Largest change of a bone's world length by the reference (fraction of the size).
         "bone_length_change": float(np.abs(_lengths(J, lengths) - _lengths(A, lengths)).max() / diag),
     }
 
@@ -308,7 +308,7 @@ def plot_tip(row: dict, path: Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    s, diag = row["series"], row["diagonal"]
+    s, diag = row["series"], row["size"]
     frames = np.arange(row["frames"][0], row["frames"][1] + 1)
     origin = s["rig"][0]
     fig, axes = plt.subplots(4, 1, figsize=(8, 9), sharex=True, height_ratios=[2, 2, 2, 2])
@@ -322,11 +322,11 @@ def plot_tip(row: dict, path: Path) -> Path:
             # The rig on top, thin: where ours follows it exactly it would hide it.
             top = {"zorder": 3, "lw": 1.0} if key == "rig" else {}
             axes[i].plot(frames, 100 * (s[key][:, i] - origin[i]) / diag, ls, color=colour, label=label, **top)
-        axes[i].set_ylabel(f"tip {axis} (% of diag.)")
+        axes[i].set_ylabel(f"tip {axis} (% of size)")
     for key in ("ours", "reference"):
         colour, ls, label = styles[key]
         axes[3].plot(frames, 100 * np.linalg.norm(s[key] - s["rig"], axis=1) / diag, ls, color=colour, label=label)
-    axes[3].set_ylabel("tip offset (% of diag.)")
+    axes[3].set_ylabel("tip offset (% of size)")
     for a in axes:
         a.axvline(row["rig_stops"], color="k", lw=0.8)
     axes[0].legend(fontsize=7, ncol=3)
@@ -344,7 +344,7 @@ def plot_tip(row: dict, path: Path) -> Path:
 def _f(x: float | None, fmt: str = ".3g") -> str:
     if x is None:
         return "–"
-    # Offsets below 1e-9 % of the diagonal are round-off of the skinning (the reference's rigid parts).
+    # Offsets below 1e-9 % of the size are round-off of the skinning (the reference's rigid parts).
     return "0" if fmt == ".3g" and abs(x) < 1e-9 else format(x, fmt)
 
 
@@ -364,11 +364,11 @@ def behind(p: dict) -> list[str]:
             ours, ref = t["ours"]["peak_pct"], t["reference"]["peak_pct"]
             if ours < 1.0 or not (ref / 3.0 <= ours <= 3.0 * ref):
                 out.append(
-                    f"{r['name']}: the tip's peak offset is {ours:.3g} % of the diagonal (the bone-jiggle "
+                    f"{r['name']}: the tip's peak offset is {ours:.3g} % of the size (the bone-jiggle "
                     f"reference: {ref:.3g} %); issue 31 asks ≥ 1 % and within 3× of the reference."
                 )
         if g > 0.5:
-            out.append(f"{r['name']}: grounded feet move {g:.3g} % of the diagonal (issue 31: ≤ 0.5 %).")
+            out.append(f"{r['name']}: grounded feet move {g:.3g} % of the size (issue 31: ≤ 0.5 %).")
     return out
 
 
@@ -383,8 +383,8 @@ def report_lines(p: dict) -> list[str]:
         f"Wiggle 2's defaults: stiffness {ref['stiffness']:g}, "
         f"damping {ref['damping']:g}, {ref['iterations']} iterations, chain on; damping relative to the rig, "
         "no gravity) on the appendage bones listed.  Offsets from rig-only, maximum over frames and vertices, "
-        f"% of the body diagonal.  Grounded feet: at each frame, vertices within {100 * p['ground_band']:g} % "
-        "of the diagonal of the clip's lowest rig-only point.  Core: the rest, never grounded, no appendage.",
+        f"% of the character's size.  Grounded feet: at each frame, vertices within {100 * p['ground_band']:g} % "
+        "of the size above the clip's lowest rig-only point.  Core: the rest, never grounded, no appendage.",
         "",
         "| character | clip | appendage bones | appendage ours / ref. | grounded feet ours / ref. "
         "| core ours / ref. | body ours / ref. |",
@@ -400,7 +400,7 @@ def report_lines(p: dict) -> list[str]:
     L += [
         "",
         "The tip vertex (the harness's tracked vertex of the tip bone).  Peak: largest offset (% of the "
-        "diagonal, and in segments: the tip's distance from its bone's head); lag: during the clip, how far "
+        "size, and in segments: the tip's distance from its bone's head); lag: during the clip, how far "
         "it trails the rig's tip along its "
         "direction of travel, and the delay that best lays the rig's tip path over it; overshoot: after the "
         "rig stops, how far it goes on along the rig's last direction of travel; "

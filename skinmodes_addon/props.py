@@ -187,7 +187,11 @@ class SkinmodesSettings(bpy.types.PropertyGroup):
     stat_seconds: status(FloatProperty, "Seconds")  # type: ignore[valid-type]
     stat_mesher: status(StringProperty, "Mesher")  # type: ignore[valid-type]
     stat_notes: status(StringProperty, "Mesher Notes", "What meshing did to which part, one per line")  # type: ignore[valid-type]
-    stat_size: status(FloatProperty, "Character Size", "Twice the largest distance from the centre, m")  # type: ignore[valid-type]
+    stat_size: status(  # type: ignore[valid-type]
+        FloatProperty,
+        "Character Size",
+        "Twice the largest distance of the simulated volume from its centre, m; offsets are given in % of it",
+    )
     stat_physical_hz: status(FloatProperty, "Physical Wobble", "Slowest frequency with the physical material, Hz")  # type: ignore[valid-type]
     modes_key: status(StringProperty, "Modes Key", "Hash of the inputs the modes were computed for")  # type: ignore[valid-type]
     bake_kind: status(StringProperty, "Baked Output")  # type: ignore[valid-type]

@@ -10,9 +10,11 @@ measures the secondary motion against the rig.
 Offsets are ``baked - rig-only`` positions of the render vertices in world
 space (Blender units; the scene's unit scale is 1), where "rig-only" is the
 mesh evaluated with the bake's Mesh Cache modifier disabled.  They are given
-in % of the body diagonal: the bounding-box diagonal of the rest shape in
-world space at the first frame (the add-on's rest frame, see
-``skinmodes_addon/character.py``).
+in % of the character's size, the one the add-on reports everywhere (the
+panel's Character Size, the bake summary's ``character_size`` and its
+``max_offset_percent``, the guard's messages): twice the largest distance of
+the simulated volume from its centre, in world units at the rest frame.  Unlike
+a bounding-box diagonal it does not change when the character turns.
 
 Every clip is followed by a hold of :data:`HOLD_SECONDS` on its last pose
 (actions hold their last key with constant extrapolation; Cycles modifiers,
@@ -196,7 +198,7 @@ class Measurement:
     frames_baked: int  # as the bake's summary says
     rig_stops: int  # last frame of the clip
     settled_from: int  # first frame of the "settled" window (SETTLE_SECONDS after the rig stops)
-    diagonal: float  # world, Blender units
+    size: float  # the character's size (world, Blender units): the bake summary's character_size
     vertices: int  # render vertices
     sim_vertices: int
     tets: int
@@ -220,7 +222,7 @@ class Measurement:
     offset_pct_per_frame: list[float] = field(repr=False)  # max over vertices, per baked frame
     tip_rig: list[list[float]] = field(repr=False)  # (frames, 3) world positions of the tracked vertex, rig only
     tip_baked: list[list[float]] = field(repr=False)  # (frames, 3) the same with secondary motion
-    # (frames, k, 3) world offsets divided by the diagonal; kept in memory only (not in the JSON)
+    # (frames, k, 3) world offsets divided by the size; kept in memory only (not in the JSON)
     relative_offsets: np.ndarray | None = field(default=None, repr=False)
 
     def summary(self) -> dict[str, Any]:
@@ -439,17 +441,6 @@ def _object_to_world(bpy: Any, obj: Any) -> np.ndarray:
     return np.array(obj.evaluated_get(bpy.context.evaluated_depsgraph_get()).matrix_world, dtype=np.float64)
 
 
-def rest_diagonal(bpy: Any, loaded: Loaded) -> float:
-    """Bounding-box diagonal of the rest shape in world space at the first frame (Blender units)."""
-    bpy.context.scene.frame_set(loaded.start)
-    mesh = loaded.obj.data
-    co = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
-    mesh.vertices.foreach_get("co", co)
-    M = _object_to_world(bpy, loaded.obj)
-    world = co.reshape(-1, 3).astype(np.float64) @ M[:3, :3].T
-    return float(np.linalg.norm(world.max(axis=0) - world.min(axis=0)))
-
-
 def tip_vertex(obj: Any, bone: str) -> int:
     """Among the vertices bound mostly to ``bone``, the one farthest from the rest centroid."""
     group = obj.vertex_groups.get(bone)
@@ -483,12 +474,12 @@ def dominant_bone(obj: Any, vertex: int) -> str:
     return str(obj.vertex_groups[max(groups, key=lambda g: g.weight).group].name)
 
 
-def offsets_percent(baked: np.ndarray, rig: np.ndarray, diagonal: float) -> np.ndarray:
-    """Per frame and vertex, |baked - rig| in % of ``diagonal``.
+def offsets_percent(baked: np.ndarray, rig: np.ndarray, size: float) -> np.ndarray:
+    """Per frame and vertex, |baked - rig| in % of ``size`` (the character's, as the bake summary gives it).
 
     baked, rig: (frames, k, 3) world positions.  Returns (frames, k); NaN where baked is NaN.
     """
-    return 100.0 * np.linalg.norm(baked - rig, axis=2) / diagonal
+    return 100.0 * np.linalg.norm(baked - rig, axis=2) / size
 
 
 def bake_and_measure(bpy: Any, loaded: Loaded, work: Path) -> Measurement:
@@ -504,7 +495,6 @@ def bake_and_measure(bpy: Any, loaded: Loaded, work: Path) -> Measurement:
     obj = loaded.obj
     work.mkdir(parents=True, exist_ok=True)
     bpy.ops.wm.save_as_mainfile(filepath=str(work / f"{loaded.spec.name}.blend"))
-    diagonal = rest_diagonal(bpy, loaded)
     tip = tip_vertex(obj, loaded.spec.tip_bone)
     frames = (loaded.start, loaded.end)
 
@@ -534,7 +524,8 @@ def bake_and_measure(bpy: Any, loaded: Loaded, work: Path) -> Measurement:
         cache.show_viewport = True
         scene.frame_set(frames[0])
 
-    pct = offsets_percent(baked, rig, diagonal)
+    size = float(summary["character_size"])
+    pct = offsets_percent(baked, rig, size)
     settled_from = loaded.stop + math.ceil(SETTLE_SECONDS * loaded.fps)
     per_frame = np.max(pct, axis=1)  # NaN propagates: a NaN frame reads as NaN
     worst_frame, worst = np.unravel_index(int(np.nanargmax(pct)), pct.shape) if np.isfinite(pct).any() else (0, 0)
@@ -550,7 +541,7 @@ def bake_and_measure(bpy: Any, loaded: Loaded, work: Path) -> Measurement:
         frames_baked=int(summary["frames_baked"]),
         rig_stops=loaded.stop,
         settled_from=settled_from,
-        diagonal=diagonal,
+        size=size,
         vertices=len(obj.data.vertices),
         sim_vertices=int(s.stat_vertices),
         tets=int(s.stat_tets),
@@ -573,7 +564,7 @@ def bake_and_measure(bpy: Any, loaded: Loaded, work: Path) -> Measurement:
         offset_pct_per_frame=[float(x) for x in per_frame],
         tip_rig=rig[:, tip].tolist(),
         tip_baked=baked[:, tip].tolist(),
-        relative_offsets=(baked - rig) / diagonal,
+        relative_offsets=(baked - rig) / size,
     )
 
 
@@ -676,7 +667,7 @@ def markdown_table(rows: list[Measurement]) -> str:
     for m in rows:
         said = len(m.messages) + len(m.warnings)
         lines.append(
-            f"| {m.name} | {m.role} | {m.diagonal:.3g} | {m.vertices} | {m.tets} | {m.modes_seconds:.1f} "
+            f"| {m.name} | {m.role} | {m.size:.3g} | {m.vertices} | {m.tets} | {m.modes_seconds:.1f} "
             f"| {m.bake_ms_per_frame:.0f} | {m.max_offset_pct:.3g} | {m.first_offset_pct:.3g} "
             f"| {m.settled_offset_pct:.3g} | {'yes' if m.nan else 'no'} | {said} |"
         )
@@ -696,15 +687,15 @@ def plot_tip(m: Measurement, path: Path) -> Path:
     origin = rig[0]
     fig, (ax, ax2) = plt.subplots(2, 1, figsize=(8, 6), sharex=True, height_ratios=[3, 1])
     for i, (axis, colour) in enumerate(zip("xyz", ("tab:red", "tab:green", "tab:blue"))):
-        ax.plot(frames, 100 * (rig[:, i] - origin[i]) / m.diagonal, "--", color=colour, label=f"{axis} rig only")
-        ax.plot(frames, 100 * (baked[:, i] - origin[i]) / m.diagonal, "-", color=colour, label=f"{axis} baked")
-    offset = 100 * np.linalg.norm(baked - rig, axis=1) / m.diagonal
+        ax.plot(frames, 100 * (rig[:, i] - origin[i]) / m.size, "--", color=colour, label=f"{axis} rig only")
+        ax.plot(frames, 100 * (baked[:, i] - origin[i]) / m.size, "-", color=colour, label=f"{axis} baked")
+    offset = 100 * np.linalg.norm(baked - rig, axis=1) / m.size
     ax2.plot(frames, offset, color="black", label="tracked vertex")
     ax2.plot(frames, m.offset_pct_per_frame, color="grey", alpha=0.6, label="max over vertices")
     for a in (ax, ax2):
         a.axvline(m.rig_stops, color="k", lw=0.8)
         a.axvline(m.settled_from, color="k", ls=":", lw=0.8)
-    ax.set_ylabel("position - first frame (% of diagonal)")
+    ax.set_ylabel("position - first frame (% of size)")
     ax2.set_ylabel("offset (%)")
     ax2.set_xlabel("frame (solid line: rig stops; dotted: settled from)")
     ax.set_title(f"{m.name}: vertex {m.tip_vertex}, default settings\n{m.role}", fontsize=10)

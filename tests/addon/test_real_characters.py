@@ -3,12 +3,12 @@
 Five public glTF characters (tests/assets/characters/CREDITS.md) are imported
 as an animator would, baked through the Python API with every setting at its
 default, and measured by tools/real_characters.py: offsets are ``baked -
-rig-only`` world positions in % of the body diagonal.  Each clip is followed
+rig-only`` world positions in % of the character's size (the bake summary's).  Each clip is followed
 by a 1.5 s hold on its last pose.
 
 Thresholds are the issue's, stated as what an animator accepts:
 - the bake finishes, writes no NaN and its summary raises nothing;
-- max offset <= 25 % of the diagonal: jiggle, not an explosion;
+- max offset <= 25 % of the size: jiggle, not an explosion;
 - first simulated frame <= 1 % (the start state and the first solver step,
   frames start and start + 1): no pop when the shot starts moving;
 - from 1 s after the rig stops to the end of the hold, every vertex is within
@@ -42,10 +42,10 @@ SETTLED_PCT = 1.0
 # After a dead stop from 7 sizes per second the default jiggle (3 Hz, damping ratio 0.2) overshoots
 # by about a third of the size; half the size would mean the solver, not the rig, is at fault.
 ABRUPT_MAX_PCT = 50.0
-# Scale invariance: relative offsets (offset / diagonal) agree to 1e-3 per vertex and frame.  The
+# Scale invariance: relative offsets (offset / size) agree to 1e-3 per vertex and frame.  The
 # .pc2 stores float32 positions (1e-7 relative) and the solver stops at a tolerance relative to the
 # character's size, so an implementation whose physics does not depend on the modelling scale
-# differs far below this; a scale-dependent one differs by tens of % of the diagonal (issue 11).
+# differs far below this; a scale-dependent one differs by tens of % of the size (issue 11).
 # 1e-3 of a 1.8 m humanoid is 1.8 mm, invisible in a render.
 SCALE_RTOL = 1e-3
 SCALES = (0.01, 1.0, 100.0)
@@ -74,7 +74,7 @@ def test_default_bake_is_plausible(baked, name):
     m = baked(name)
     report = (
         f"{name}: max {m.max_offset_pct:.3g} %, first frame {m.first_offset_pct:.3g} %, "
-        f"settled {m.settled_offset_pct:.3g} % of the {m.diagonal:.3g}-unit diagonal "
+        f"settled {m.settled_offset_pct:.3g} % of the {m.size:.3g}-unit size "
         f"(worst: vertex {m.worst_vertex}, bone {m.worst_bone}, frame {m.worst_frame}); "
         f"messages {m.messages}, warnings {m.warnings}"
     )
@@ -104,13 +104,13 @@ def test_same_motion_relative_to_size_at_any_scale(baked):
     runs = {s: baked(rc.SCALE_TEST_CHARACTER, scale=s) for s in SCALES}
     ref = runs[1.0]
     for s, m in runs.items():
-        # The diagonal itself scales exactly (object scale): a check of the harness, to float32 round-off.
-        assert math.isclose(m.diagonal, s * ref.diagonal, rel_tol=1e-5), (s, m.diagonal, ref.diagonal)
+        # The size itself scales exactly (object scale): a check of the harness, to float32 round-off.
+        assert math.isclose(m.size, s * ref.size, rel_tol=1e-5), (s, m.size, ref.size)
         assert m.relative_offsets.shape == ref.relative_offsets.shape
         assert np.isfinite(m.relative_offsets).all(), f"x{s}: NaN offsets"
         worst = float(np.abs(m.relative_offsets - ref.relative_offsets).max())
         assert worst <= SCALE_RTOL, (
-            f"x{s}: offsets differ from x1 by {100 * worst:.3g} % of the diagonal "
+            f"x{s}: offsets differ from x1 by {100 * worst:.3g} % of the size "
             f"(max offset {m.max_offset_pct:.3g} % vs {ref.max_offset_pct:.3g} % at x1)"
         )
 

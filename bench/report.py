@@ -673,6 +673,14 @@ def write_report(path: Path, res: dict) -> None:
         from .posespace import report_lines as posespace_report
 
         L += posespace_report(s["posespace"])
+    if "locomotion" in s:
+        from .locomotion import report_lines as locomotion_report
+
+        L += locomotion_report(s["locomotion"])
+    if "rotstrain" in s:
+        from .rotstrain import report_lines as rotstrain_report
+
+        L += rotstrain_report(s["rotstrain"])
     if "wheremoves" in s:
         from .wheremoves import report_lines as wheremoves_report
 

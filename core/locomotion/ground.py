@@ -17,7 +17,7 @@ right-hand side projected once onto what the subspace can reach), so every
 global step is the exact minimiser on one affine set and the local-global
 energy cannot rise.  Contacts are chosen by an active set: a sample joins when
 its predicted position is below the plane, and leaves when its normal
-multiplier says the ground would pull.
+multiplier says the ground would pull (first pass only, so the set cannot cycle).
 
 Vector layout: z = Z.T.ravel() (3q,), z[i q + u] = Z[u, i]; a row for sample s
 and direction d is kron(d, Y_samples[s]).
@@ -60,6 +60,16 @@ def sample_vertices(X: np.ndarray, candidates: np.ndarray, k: int) -> np.ndarray
         picks.append(nxt)
         dist = np.minimum(dist, ((P - P[nxt]) ** 2).sum(axis=1))
     return np.asarray(candidates)[np.array(picks, dtype=np.int64)]
+
+
+def lowest_band(X: np.ndarray, candidates: np.ndarray, up: np.ndarray, band: float) -> np.ndarray:
+    """The candidates (c',) whose height along the unit ``up`` (3,) lies in the lowest ``band`` share of their range.
+
+    For a crawler, contact samples where the ground can be: the samples'
+    spacing under the body then sets how far the vertices between them dip.
+    """
+    h = X[candidates] @ np.asarray(up, dtype=np.float64)
+    return np.asarray(candidates)[h <= h.min() + band * np.ptp(h)]
 
 
 def tangent_basis(normal: np.ndarray) -> np.ndarray:

@@ -17,7 +17,7 @@ from ..model.materials import Material
 from ..subspace.clusters import skinning_clusters
 from .actuation_modes import ActuationModes, vibration_modes
 from .covariance import basis_gradients, covariance_tensor, passive_tensor, target_gradients, target_gram
-from .ground import sample_vertices
+from .ground import lowest_band, sample_vertices
 from .subspace import SimulationSubspace, simulation_subspace
 
 
@@ -78,12 +78,16 @@ def build_locomotion_model(
     samples: int = 30,
     actuation_stiffness: float = 1.0,
     seed: int = 0,
+    sample_band: tuple[tuple[float, float, float], float] | None = None,
 ) -> LocomotionModel:
     """Precompute the locomotion model of a tet mesh.
 
     s skinning modes (simulation), m actuation modes, cluster counts, k contact
     samples on the boundary; actuation_stiffness: gamma / mu per tet (the
-    actuation energy's weight relative to the passive ARAP energy).
+    actuation energy's weight relative to the passive ARAP energy);
+    sample_band: (up, share) puts the samples on the boundary's lowest share
+    of heights along up (a crawler's underside); None spreads them over the
+    whole boundary (the seed's choice, for characters that roll or jump).
     """
     masses = lumped_mass(mesh, material.density)
     sub = simulation_subspace(mesh, material, masses, s)
@@ -97,7 +101,10 @@ def build_locomotion_model(
     DPhi = target_gradients(mesh, modes.displacements)
     MY = masses[:, None] * Y
     com0 = masses @ mesh.X / masses.sum()
-    ids = sample_vertices(mesh.X, mesh.boundary_vertices(), samples)
+    candidates = mesh.boundary_vertices()
+    if sample_band is not None:
+        candidates = lowest_band(mesh.X, candidates, np.asarray(sample_band[0]), sample_band[1])
+    ids = sample_vertices(mesh.X, candidates, samples)
     _, radius = normalization(mesh.X)
     return LocomotionModel(
         A_M=Y.T @ MY,

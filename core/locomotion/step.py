@@ -55,7 +55,7 @@ class StepSettings:
     gravity: tuple[float, float, float] = (0.0, 0.0, -9.81)
     tolerance: float = 1e-6
     max_iterations: int = 200
-    contact_passes: int = 4
+    contact_passes: int = 8
 
     def __post_init__(self) -> None:
         if not self.dt > 0:
@@ -183,7 +183,9 @@ class Stepper:
             total += it
             heights = m.Y_samples @ Z @ n
             release = np.zeros_like(active)
-            if C is not None:
+            # Releases only on the first pass, entries on every pass: the set then only grows, so
+            # the passes cannot cycle, and a sample that ends a step below the plane has used them all.
+            if C is not None and passes == 1:
                 lam = multipliers(C, (self.Q @ Z - F).T.ravel())[: int(active.sum())]
                 release[np.flatnonzero(active)[lam < 0.0]] = True
             enter = ~active & (heights < g.height - s.tolerance * m.radius)

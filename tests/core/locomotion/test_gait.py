@@ -39,6 +39,7 @@ def test_a_short_search_improves_the_objective_and_is_deterministic(problem, sma
     assert r.objective == gait.objective
     assert r.com[-1, 0] > r.com[0, 0]  # it moved the way it was asked to
     np.testing.assert_array_equal(r.Z[-1], r.final.Z)
+    assert r.unconverged == 0 and r.energy_rose == 0
     # no tet inverted along the way, and the contact samples never below the ground
     model = problem.model
     X = np.einsum("nq,sqi->sni", model.subspace.basis, r.Z)

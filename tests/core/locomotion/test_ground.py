@@ -7,6 +7,7 @@ from core.locomotion.ground import (
     ConstrainedQuadratic,
     GroundPlane,
     contact_constraints,
+    lowest_band,
     multipliers,
     sample_vertices,
     tangent_basis,
@@ -66,3 +67,12 @@ def test_contact_rows_hold_the_normal_and_damp_the_tangent(slug):
     np.testing.assert_allclose(x[:, 2], -0.25, atol=1e-12)
     slide = (Ys[active] @ (Z_now - Z_prev))[:, 0]
     np.testing.assert_allclose(x[:, 0], (Ys[active] @ Z_now)[:, 0] + 0.5 * slide, atol=1e-12)
+
+
+def test_lowest_band_keeps_the_underside(slug):
+    mesh, _, _ = slug
+    cand = mesh.boundary_vertices()
+    low = lowest_band(mesh.X, cand, np.array([0.0, 0.0, 1.0]), 0.3)
+    assert np.isin(low, cand).all() and len(low) < len(cand)
+    assert mesh.X[low, 2].max() <= -0.25 + 0.3 * 0.5 + 1e-12
+    assert np.array_equal(lowest_band(mesh.X, cand, np.array([0.0, 0.0, 1.0]), 1.0), cand)

@@ -33,3 +33,9 @@ def test_centre_of_mass_in_reduced_form(slug):
     rng = np.random.default_rng(0)
     Z = model.rest + 0.05 * rng.standard_normal(model.rest.shape)
     np.testing.assert_allclose(model.centre_of_mass(Z), m @ model.positions(Z) / m.sum(), atol=1e-12)
+
+
+def test_samples_can_sit_on_the_underside():
+    mesh, _, model = slug_model(cells_per_unit=3, samples=12, sample_band=((0.0, 0.0, 1.0), 0.25))
+    assert len(model.samples) == 12
+    assert mesh.X[model.samples, 2].max() <= -0.25 + 0.25 * 0.5 + 1e-12

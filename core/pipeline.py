@@ -35,7 +35,15 @@ from .geometry.tetrahedralize import TetResult, tetrahedralize
 from .io.atomic import remove_stale_partials, save_npz_atomic
 from .io.model_cache import input_hash, load_or_build
 from .model.interior_weights import volume_bone_weights
-from .model.leak import appendage_bones, automatic_mask, default_leak_field, leak_from_mask, surface_depth
+from .model.leak import (
+    appendage_bones,
+    appendage_chains,
+    automatic_mask,
+    default_leak_field,
+    leak_from_mask,
+    planted_chain_bones,
+    surface_depth,
+)
 from .model.materials import Material, scaled_field
 from .model.planted import planted_tet_vertices
 from .model.rig import LBSRig, lbs_basis
@@ -355,14 +363,27 @@ def prepare_character(
     # The momentum-leak field from a mask f (0 follows the rig, 0.5 the depth field, 1 swings the
     # whole depth): the painted one replaces the automatic one, which frees appendages.
     mask = free
-    if mask is None and inp.bone_parents is not None and subspace.swing_appendages:
+    extra, chains = None, None
+    if inp.bone_parents is not None and subspace.swing_appendages:
         parents = np.asarray(inp.bone_parents, dtype=np.int64)
         if parents.shape != (W.shape[1],):
             raise RigError(f"bone parents need one entry per weight column ({W.shape[1]}), got {parents.shape}")
         feet = None if held is None else np.unique(W[planted].argmax(axis=1))
         grounded = None if feet is None else np.isin(np.arange(W.shape[1]), feet)
         appendage = appendage_bones(tet_w, parents, surface_depth(mesh), grounded, mesh.X, held)
-        mask = automatic_mask(tet_w, appendage)
+        if mask is None:
+            mask = automatic_mask(tet_w, appendage)
+        # Candidates for the subspace: an appendage chain that no eigenmode reaches (the stag's tail,
+        # a few tets long) gets its bones' own weights, swinging at the wobble (build_reduced_model).
+        # Only bones with flesh of their own in the volume (not an IK pole, nor a foot left out of
+        # it), and no chain the rig plants: the modes vanish there on purpose.
+        owns = np.bincount(tet_w.argmax(axis=1), minlength=W.shape[1]) > 0
+        root = appendage_chains(parents, appendage & owns)
+        if inp.planted is not None and np.any(inp.planted):  # all of them: the robot's feet lie outside
+            legs = planted_chain_bones(tet_w, mesh.X, rest[np.asarray(inp.planted, dtype=bool)])
+            root[np.isin(root, root[legs])] = -1
+        if (root >= 0).any():
+            extra, chains = tet_w[:, root >= 0], root[root >= 0]
     d0 = default_leak_field(mesh)
     d = d0 if mask is None else leak_from_mask(d0, mask)
     key = character_key(inp, subspace, material)
@@ -370,9 +391,22 @@ def prepare_character(
     stage("modes and clusters", 0.22)
     t0 = time.perf_counter()
     model = load_or_build(
-        model_path, mesh, mat, rig, subspace.modes, subspace.clusters, leak=d, seed=subspace.seed, log=log, held=hold
+        model_path,
+        mesh,
+        mat,
+        rig,
+        subspace.modes,
+        subspace.clusters,
+        leak=d,
+        seed=subspace.seed,
+        log=log,
+        held=hold,
+        extra_weights=extra,
+        extra_groups=chains,
     )
     stats["subspace_s"] = time.perf_counter() - t0
+    # The model's stiffness is the material's, softened where appendages swing (swing_softening).
+    mat = replace(mat, mu=model.mu, lam=model.lam)
     stage("embedding", 0.95)
     t0 = time.perf_counter()
     emb = embed_points(mesh.X, mesh.T, rest) if emb is None else emb

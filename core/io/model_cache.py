@@ -18,9 +18,11 @@ import numpy as np
 
 from ..errors import CacheError
 from ..geometry.tetmesh import TetMesh
+from ..model.leak import SWING_CAP
 from ..model.materials import Material
 from ..model.rig import LBSRig, LinearRig, Rig
 from ..subspace.reduced import ReducedModel, build_reduced_model
+from ..subspace.skinning_modes import MISSED_REACH
 from .atomic import save_npz_atomic
 
 # 2: exactly the requested number of clusters (older caches had another count).
@@ -49,8 +51,11 @@ def model_key(
     leak: np.ndarray | None,
     seed: int,
     held: np.ndarray | None = None,
+    extra_weights: np.ndarray | None = None,
+    extra_groups: np.ndarray | None = None,
 ) -> str:
-    """The cache key of a reduced model: a hash of every input that shapes it (held: planted tet vertices)."""
+    """The cache key of a reduced model: a hash of every input that shapes it (held: planted tet vertices;
+    extra_weights: (n, k) appendage weights added to the modes)."""
     if isinstance(rig, LBSRig):
         rig_arr: np.ndarray | None = rig.weights
     elif isinstance(rig, LinearRig):
@@ -71,6 +76,7 @@ def model_key(
         leak,
         seed,
         None if held is None else np.asarray(held, dtype=np.int64),
+        *(() if extra_weights is None else ("extra-weights", SWING_CAP, MISSED_REACH, extra_weights, extra_groups)),
     )
 
 
@@ -129,13 +135,15 @@ def load_or_build(
     seed: int = 0,
     log: list[str] | None = None,
     held: np.ndarray | None = None,
+    extra_weights: np.ndarray | None = None,
+    extra_groups: np.ndarray | None = None,
 ) -> ReducedModel:
     """Load the cached model for these inputs, or build (and cache) it.
 
     Any cache problem is reported through ``log`` (one line) and the model
     recomputed; nothing invalid is ever used.
     """
-    key = model_key(mesh, material, rig, m, r, leak, seed, held)
+    key = model_key(mesh, material, rig, m, r, leak, seed, held, extra_weights, extra_groups)
     notes: list[str] = [] if log is None else log
     if path is not None and Path(path).exists():
         try:
@@ -144,7 +152,18 @@ def load_or_build(
             notes.append(str(exc))
         except OSError as exc:  # a folder, an unreadable file: the cache is optional, never fatal
             notes.append(f"cache {Path(path).name} cannot be read ({exc.strerror or exc}); recomputing")
-    model = build_reduced_model(mesh, material, rig, m, r, leak=leak, seed=seed, held=held)
+    model = build_reduced_model(
+        mesh,
+        material,
+        rig,
+        m,
+        r,
+        leak=leak,
+        seed=seed,
+        held=held,
+        extra_weights=extra_weights,
+        extra_groups=extra_groups,
+    )
     if path is not None:
         try:
             save_model(model, path, key)

@@ -17,7 +17,8 @@ from scipy.spatial import cKDTree
 
 from ..errors import MeshError
 from ..geometry.tetmesh import TetMesh
-from .fem import lumped_mass, scalar_laplacian
+from .fem import corotational_weight_space_hessian, lumped_mass, scalar_laplacian
+from .materials import Material
 
 
 def diffuse_from_boundary(mesh: TetMesh, time: float | None = None) -> np.ndarray:
@@ -136,6 +137,39 @@ def appendage_bones(
     return ~blocked & (parents >= 0)
 
 
+def appendage_chains(parents: np.ndarray, appendage: np.ndarray) -> np.ndarray:
+    """(b,) the root bone of each appendage bone's chain (the first appendage bone up the tree), -1 elsewhere.
+
+    parents: (b,) parent bone index, -1 at a root; appendage: (b,) bool from :func:`appendage_bones`.
+    """
+    parents = np.asarray(parents, dtype=np.int64)
+    root = np.full(len(parents), -1, dtype=np.int64)
+    for bone in np.flatnonzero(appendage):  # a loop over bones, a few dozen
+        top = bone
+        while parents[top] >= 0 and appendage[parents[top]]:
+            top = parents[top]
+        root[bone] = top
+    return root
+
+
+# Flesh within this share of the body diagonal of a planted render vertex is a leg's, for the chains
+# the subspace adds (core/subspace/skinning_modes.py): the robot's lower legs lie 0.078 from their
+# feet (an IK rig whose feet the volume leaves out), the stag's tail 0.37 from its hooves.
+LEG_REACH = 0.15
+
+
+def planted_chain_bones(tet_weights: np.ndarray, X: np.ndarray, planted: np.ndarray) -> np.ndarray:
+    """(c,) the bones owning tet vertices within :data:`LEG_REACH` of the body diagonal of planted points.
+
+    tet_weights: (n, b); X: (n, 3) tet vertices; planted: (p, 3) planted render vertices.  These are
+    the legs that end on the ground, even an IK rig's whose foot lies outside the volume (the
+    robot's): their chains are held, not missed by the modes.
+    """
+    reach = LEG_REACH * float(np.linalg.norm(X.max(axis=0) - X.min(axis=0)))
+    near, _ = cKDTree(planted).query(X, distance_upper_bound=reach)
+    return np.unique(tet_weights.argmax(axis=1)[np.isfinite(near)])
+
+
 def automatic_mask(tet_weights: np.ndarray, appendage: np.ndarray) -> np.ndarray:
     """(n,) the automatic momentum-leak mask f in [0.5, 1]: 0.5 on the body, 1 in appendages.
 
@@ -164,3 +198,42 @@ def leak_from_mask(depth_field: np.ndarray, mask: np.ndarray) -> np.ndarray:
     hold = 1.0 - 2.0 * f * (1.0 - d0)
     free = (2.0 - 2.0 * f) * d0
     return np.where(f <= 0.5, hold, free)
+
+
+# An appendage bone's own swing (its weight moving, the rest of the body held) wobbles at most this
+# many times the slowest mode's frequency.  A bone-jiggle spring has one frequency whatever its
+# bone's size; elasticity gives a part of length L a frequency ~ 1/L, so the stag's tail (4 % of
+# the diagonal) swung at 6.4 x the slowest mode, about 40 x stiffer, and moved 0.06 % (docs/where_it_moves.md).
+# The tails that follow through as animators expect swing at <= 2 x (fox 0.5-1.2, T-Rex 1.3-2.0).
+SWING_CAP = 1.0
+# The joint a bone shares with its parent softens only in part (the weights blend there), so the
+# factor is refined a few times against the softened energy.
+SWING_ROUNDS = 10
+
+
+def swing_softening(
+    mesh: TetMesh, material: Material, masses: np.ndarray, weights: np.ndarray, slowest: float
+) -> np.ndarray:
+    """(t,) stiffness factor in (0, 1] that caps each appendage's swing frequency (:data:`SWING_CAP`).
+
+    weights: (n, k) the appendage bones' volume weights; masses: (n,) lumped masses; slowest: the
+    slowest constrained eigenvalue lambda_0 of H_w x = lambda M x (same units as the quotient below).
+    Bone b's swing has the Rayleigh quotient q_b = w_b^T H_w w_b / w_b^T M w_b; where q_b exceeds
+    SWING_CAP^2 lambda_0 its flesh is softened by s_b, each tet by prod_b s_b^wbar_b with wbar_b
+    its mean weight there, refined :data:`SWING_ROUNDS` times.  Geometric across joints: a joint
+    half in the appendage gets sqrt(s_b), so the joint at a short chain's base, where its swing
+    bends, softens with it (a linear blend never went below one half there).
+    Only stiffness changes: the mass, hence the rig's inertial push, is the body's.
+    """
+    k = weights.shape[1]
+    norm = masses @ weights**2
+    live = norm > 0
+    wbar = weights[mesh.T].mean(axis=1)  # (t, k)
+    s = np.ones(k)
+    target = SWING_CAP**2 * max(float(slowest), 0.0)
+    for _ in range(SWING_ROUNDS):  # a few rounds of k quotients each, not a loop over tets
+        f = np.exp(wbar @ np.log(s))
+        H = corotational_weight_space_hessian(mesh, material.mu * f, material.lam * f)
+        q = np.einsum("nk,nk->k", weights, np.asarray(H @ weights)) / np.where(live, norm, 1.0)
+        s = np.where(live & (q > target), s * target / np.maximum(q, 1e-300), s)
+    return np.exp(wbar @ np.log(s))

@@ -30,20 +30,23 @@ varies inside a cluster.  For homogeneous clusters the two weightings agree.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.sparse as sp
 
 from ..geometry.tetmesh import TetMesh
 from ..model.constraint import normalization
-from ..model.fem import lumped_mass, scalar_gradient_operator, scalar_laplacian
-from ..model.leak import default_leak_field, validate_leak_field
+from ..model.fem import corotational_weight_space_hessian, lumped_mass, scalar_gradient_operator, scalar_laplacian
+from ..model.leak import default_leak_field, swing_softening, validate_leak_field
 from ..model.materials import Material
 from ..model.planted import planted_rows
 from ..model.rig import LBSRig, Rig, lbs_basis
 from .clusters import cluster_matrix, skinning_clusters
-from .skinning_modes import skinning_eigenmodes
+from .skinning_modes import ritz, skinning_eigenmodes
+
+# Softenings tried, each aiming higher, until the slowest mode is the body's again (see build_reduced_model).
+SLOWEST_ROUNDS = 4
 
 
 def rig_matrix(p: np.ndarray) -> np.ndarray:
@@ -161,12 +164,17 @@ def build_reduced_model(
     seed: int = 0,
     backend: str = "superlu",
     held: np.ndarray | None = None,
+    extra_weights: np.ndarray | None = None,
+    extra_groups: np.ndarray | None = None,
 ) -> ReducedModel:
     """Modes, clusters and products for a tet mesh, material and rig (Algorithm 1 + §8.2).
 
     leak: user momentum-leak field d (n,) in [0, 1]; None computes the default
     surface-to-interior diffusion.  held: tet vertex indices (c,) every mode
     vanishes at (planted feet, :mod:`core.model.planted`); None or empty: none.
+    extra_weights: (n, k) appendage bones' weights and extra_groups (k,) their chains: a chain the
+    modes miss joins them (:func:`core.subspace.skinning_modes.augment_weights`; the model then has
+    up to m + k weights) and swings no faster than the slowest mode (:func:`swing_softening`).
     """
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
@@ -174,13 +182,42 @@ def build_reduced_model(
     d = default_leak_field(mesh) if leak is None else validate_leak_field(leak, mesh.n)
     timings["leak"] = time.perf_counter() - t0
     rows = None if held is None or len(held) == 0 else planted_rows(np.asarray(held, dtype=np.int64), masses)
-    modes = skinning_eigenmodes(mesh, material, masses, rig, d, m, backend=backend, extra_rows=rows)
+    modes = skinning_eigenmodes(
+        mesh,
+        material,
+        masses,
+        rig,
+        d,
+        m,
+        backend=backend,
+        extra_rows=rows,
+        extra_weights=extra_weights,
+        extra_groups=extra_groups,
+    )
+    weights, eigenvalues = modes.weights, modes.eigenvalues
+    if extra_weights is not None and modes.extra_used is not None and modes.extra_used.any():
+        # A missed appendage swings no faster than SWING_CAP x the slowest mode: its flesh is softened
+        # and the subspace (modes + its bones' weights) re-diagonalised for the softened energy.
+        t0 = time.perf_counter()
+        used = np.asarray(extra_weights)[:, modes.extra_used]
+        slowest = target = float(modes.eigenvalues[0])
+        for _ in range(SLOWEST_ROUNDS):  # a few softenings, each a handful of sparse products
+            soft = swing_softening(mesh, material, masses, used, target)
+            Hw = corotational_weight_space_hessian(mesh, material.mu * soft, material.lam * soft)
+            weights, eigenvalues = ritz(modes.weights, Hw, masses)
+            # Wobble calibrates the slowest motion: it must stay the body's, not become a softened
+            # swing (the robot's legs at the cap made the body 15 x stiffer); aim higher if it did.
+            if eigenvalues[0] >= (1.0 - 1e-3) * slowest:
+                break
+            target *= slowest / eigenvalues[0]
+        material = replace(material, mu=material.mu * soft, lam=material.lam * soft)
+        timings["softening"] = time.perf_counter() - t0
     timings["modes"] = modes.seconds
     t0 = time.perf_counter()
-    labels = skinning_clusters(modes.weights, modes.eigenvalues, mesh.T, mesh.volumes, r, seed=seed)
+    labels = skinning_clusters(weights, eigenvalues, mesh.T, mesh.volumes, r, seed=seed)
     timings["clusters"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    model = assemble_model(mesh, material, masses, d, rig, modes.weights, modes.eigenvalues, labels)
+    model = assemble_model(mesh, material, masses, d, rig, weights, eigenvalues, labels)
     timings["products"] = time.perf_counter() - t0
     model.timings = timings
     return model

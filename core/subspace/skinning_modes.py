@@ -19,7 +19,17 @@ from ..model.constraint import constraint_basis, weight_space_constraint
 from ..model.fem import corotational_weight_space_hessian
 from ..model.materials import Material
 from ..model.rig import Rig
-from .eigensolve import constrained_eigenmodes
+from .eigensolve import _canonical_signs, constrained_eigenmodes
+
+# An extra weight keeps to the subspace when at least this share of its M-norm lies outside the
+# eigenmodes and the constraint: below it the column would be round-off.
+AUGMENT_FLOOR = 0.05
+# An appendage chain is missed by the modes when none of its bones' flesh gets more than this
+# share of the modes' body-average amplitude (:func:`modal_reach`).  Measured at 16 modes: the
+# stag's tail 0.0001-0.0002 on every bone; every chain the modes move has a bone at >= 1 (fox
+# tail 3.4, T-Rex tail 31 and arms 15-22, CesiumMan's arms 11, the creature's tail 8.6, the
+# robot's thumb 33 and legs 11), so the threshold sits 100 x from both.
+MISSED_REACH = 0.01
 
 
 @dataclass(frozen=True)
@@ -31,6 +41,7 @@ class SkinningModes:
     constraint_rank: int
     seconds: float
     backend: str
+    extra_used: np.ndarray | None = None  # (k,) bool: the extra weights of chains the modes missed
 
 
 def skinning_eigenmodes(
@@ -43,6 +54,8 @@ def skinning_eigenmodes(
     backend: str = "superlu",
     shape: TetMesh | None = None,
     extra_rows: sp.spmatrix | None = None,
+    extra_weights: np.ndarray | None = None,
+    extra_groups: np.ndarray | None = None,
 ) -> SkinningModes:
     """Solve eq. 22 for m material-aware, rig-complementary skinning weights.
 
@@ -51,6 +64,9 @@ def skinning_eigenmodes(
     shape: another tet mesh of the same tets (a posed shape) whose Hessian replaces
     ``mesh``'s; extra_rows (k x n): more weight-space constraint rows, stacked under the
     complementarity rows (contact, ``core.posespace.contact``).  Both are pose-space options.
+    extra_weights (n x k): candidate weights (the rig's own weights of appendage bones) and
+    extra_groups (k,): their chain; a chain no mode reaches joins the modes
+    (:func:`augment_weights`), so m grows by up to k.
     """
     start = time.perf_counter()
     Hw = corotational_weight_space_hessian(mesh if shape is None else shape, material.mu, material.lam)
@@ -62,10 +78,88 @@ def skinning_eigenmodes(
         rows = extra_rows if rows is None else sp.vstack([rows, extra_rows]).tocsr()
     Y = np.zeros((mesh.n, 0)) if rows is None else constraint_basis(rows, masses)
     res = constrained_eigenmodes(Hw, masses, Y, m, coords=(mesh if shape is None else shape).X, backend=backend)
+    W, lam, used = res.vectors, res.eigenvalues, None
+    if extra_weights is not None and np.shape(extra_weights)[1]:
+        extra = np.asarray(extra_weights, dtype=np.float64)
+        groups = np.arange(extra.shape[1]) if extra_groups is None else np.asarray(extra_groups)
+        used = missed_chains(modal_reach(W, masses, extra), groups)
+        if used.any():
+            W, lam = augment_weights(W, lam, extra[:, used], Hw, masses, Y)
     return SkinningModes(
-        weights=res.vectors,
-        eigenvalues=res.eigenvalues,
+        weights=W,
+        eigenvalues=lam,
         constraint_rank=Y.shape[1],
         seconds=time.perf_counter() - start,
         backend=res.backend,
+        extra_used=used,
     )
+
+
+def modal_reach(W: np.ndarray, masses: np.ndarray, extra: np.ndarray) -> np.ndarray:
+    """(k,) how much the modes W (n, m) move the flesh of each weight in extra (n, k).
+
+    The modes' squared amplitude sum_i W_vi^2, averaged with the weight's mass m_v w_v^2, over
+    its body average m / sum(m) (W is M-orthonormal): 1 for flesh the modes move like the rest
+    of the body, 0 for flesh no mode reaches.  Scale-free and rotation-invariant.
+    """
+    M = np.asarray(masses, dtype=np.float64)
+    amp = np.sum(W * W, axis=1)
+    mw = M[:, None] * extra**2
+    return (amp @ mw) / np.maximum(mw.sum(axis=0), 1e-300) * M.sum() / W.shape[1]
+
+
+def missed_chains(reach: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """(k,) bool: the columns of chains (groups (k,) ids) whose every bone's reach (k,) is below MISSED_REACH.
+
+    A chain, not a bone: the bones at an appendage's base are held by the body's constraint in
+    every character (reach 0.002-0.05) even when the modes swing its tip.
+    """
+    best = np.zeros(int(groups.max()) + 1 if len(groups) else 0)
+    np.maximum.at(best, groups, reach)
+    return best[groups] < MISSED_REACH
+
+
+def augment_weights(
+    W: np.ndarray, eigenvalues: np.ndarray, extra: np.ndarray, Hw: sp.spmatrix, masses: np.ndarray, Y: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Modes W (n, m) with eigenvalues (m,) and extra weights (n, k) -> (n, m + j) weights and eigenvalues.
+
+    Why: an appendage a few tets long (the stag's tail: 1.5 tet edges, 12 tets) holds too little
+    mass for any of the m lowest eigenmodes to reach it, so it cannot move at all.  Its bone's
+    own weight, with its 12 affine dofs, is exactly the swing a bone-jiggle spring gives it; here
+    it is simulated by the same elastic energy as the rest.  Each extra column is M-projected off
+    the constraint's forbidden directions Y (n, c) (so J_w W = 0 still holds) and off the modes,
+    columns that keep less than :data:`AUGMENT_FLOOR` of their M-norm (the modes hold them
+    already) are dropped, and a Rayleigh-Ritz step on Hw (n, n) over the rest gives j <= k new
+    M-orthonormal weights.  The modes are exact eigenvectors, so W^T Hw E = 0 for the new E:
+    the first m weights and the slowest frequency (the wobble calibration) are unchanged.
+    The result is sorted by eigenvalue.
+    """
+    M = np.asarray(masses, dtype=np.float64)
+    E = extra[:, (M @ extra**2) > 0]
+    norm0 = np.sqrt(M @ E**2)
+    for _ in range(2):  # twice: one Gram-Schmidt pass leaves O(eps * cond) of the removed directions
+        if Y.shape[1]:
+            E = E - Y @ (Y.T @ (M[:, None] * E))
+        E = E - W @ (W.T @ (M[:, None] * E))
+    E = E[:, np.sqrt(M @ E**2) >= AUGMENT_FLOOR * norm0]
+    if not E.shape[1]:
+        return W, eigenvalues
+    # Ritz on span(E): an M-orthonormal basis (rank-revealing through the Gram matrix), then Hw.
+    G = E.T @ (M[:, None] * E)
+    g, V = np.linalg.eigh(0.5 * (G + G.T))
+    keep = g > 1e-10 * g.max()
+    B, mu = ritz(E @ (V[:, keep] / np.sqrt(g[keep])), Hw, M)
+    lam = np.concatenate([eigenvalues, mu])
+    order = np.argsort(lam, kind="stable")
+    return np.concatenate([W, B], axis=1)[:, order], lam[order]
+
+
+def ritz(W: np.ndarray, Hw: sp.spmatrix, masses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rayleigh-Ritz on span(W): M-orthonormal W (n, k), Hw (n, n) -> Ritz vectors (n, k), values (k,) ascending.
+
+    The span, hence the constraint J_w W = 0, is unchanged; signs are canonical (rotation-invariant).
+    """
+    S = W.T @ (Hw @ W)
+    lam, Q = np.linalg.eigh(0.5 * (S + S.T))
+    return _canonical_signs(W @ Q, np.asarray(masses, dtype=np.float64)), np.maximum(lam, 0.0)

@@ -83,3 +83,34 @@ def test_trunks_that_branch_and_legs_of_ik_rigs_are_not_appendages():
     assert appendage_bones(W, parents, depth, grounded, X, np.array([9])).tolist() == [False] * 2 + [True, True, False]
     X[9, 0] = 8.2  # now within reach of vertex 8, the leg's
     assert appendage_bones(W, parents, depth, grounded, X, np.array([9])).tolist() == [False, False, True, False, False]
+
+
+def test_swing_softening_caps_an_appendage_swing_and_leaves_the_body():
+    """A short stiff end bone is softened until its swing's quotient is at most SWING_CAP^2 lambda_0."""
+    from core.model.fem import corotational_weight_space_hessian, lumped_mass
+    from core.model.leak import SWING_CAP, swing_softening
+    from core.model.materials import Material
+    from core.validation.scenes import bar_scene
+
+    s = bar_scene(cells_per_unit=3, bones=5)
+    mat = Material.uniform(s.mesh.t, 2e4, 0.3, 1000.0)
+    masses = lumped_mass(s.mesh, mat.density)
+    w = s.rig.weights[:, [-1]]
+    H = corotational_weight_space_hessian(s.mesh, mat.mu, mat.lam)
+    q0 = float(w[:, 0] @ (H @ w[:, 0]) / (masses @ w[:, 0] ** 2))
+    slowest = q0 / 10.0  # the end bone swings at sqrt(10) x the slowest frequency
+    f = swing_softening(s.mesh, mat, masses, w, slowest)
+    assert f.shape == (s.mesh.t,) and np.all(f > 0) and np.all(f <= 1)
+    assert np.all(f[w[s.mesh.T].max(axis=1)[:, 0] == 0] == 1.0)
+    Hs = corotational_weight_space_hessian(s.mesh, mat.mu * f, mat.lam * f)
+    q = float(w[:, 0] @ (Hs @ w[:, 0]) / (masses @ w[:, 0] ** 2))
+    assert q <= 1.25 * SWING_CAP**2 * slowest  # refined a fixed number of rounds, from 10 x above
+    assert np.all(swing_softening(s.mesh, mat, masses, w, 2.0 * q0) == 1.0)  # slow enough already: untouched
+
+
+def test_appendage_chains_name_each_chain_by_its_first_bone():
+    from core.model.leak import appendage_chains
+
+    parents = np.array([-1, 0, 1, 2, 0, 4])
+    appendage = np.array([False, True, True, True, False, True])
+    assert list(appendage_chains(parents, appendage)) == [-1, 1, 1, 1, -1, 5]

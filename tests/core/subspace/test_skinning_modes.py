@@ -3,12 +3,18 @@
 import numpy as np
 import pytest
 
-from core.model.constraint import complementarity_matrix
-from core.model.fem import lumped_mass
+from core.model.constraint import complementarity_matrix, constraint_basis, weight_space_constraint
+from core.model.fem import corotational_weight_space_hessian, lumped_mass
 from core.model.leak import default_leak_field
 from core.model.materials import Material
 from core.model.rig import homogeneous
-from core.subspace.skinning_modes import skinning_eigenmodes
+from core.subspace.skinning_modes import (
+    MISSED_REACH,
+    augment_weights,
+    missed_chains,
+    modal_reach,
+    skinning_eigenmodes,
+)
 from core.validation.scenes import bar_scene, random_rotation
 
 
@@ -82,3 +88,35 @@ def test_modes_are_material_aware(setup):
     energy_left = (masses[left, None] * het.weights[left] ** 2).sum(axis=0)
     energy_left_h = (masses[left, None] * modes.weights[left] ** 2).sum(axis=0)
     assert energy_left[:3].mean() > energy_left_h[:3].mean() + 0.2
+
+
+def test_extra_weights_join_the_modes_complementary_and_orthonormal(setup):
+    """Appendage weights added to the modes (issue 31): J_w W = 0, M-orthonormal, the modes kept."""
+    s, mat, masses, d, modes = setup
+    Hw = corotational_weight_space_hessian(s.mesh, mat.mu, mat.lam)
+    Y = constraint_basis(weight_space_constraint(s.mesh.X, s.rig, masses, d), masses)
+    W, lam = augment_weights(modes.weights, modes.eigenvalues, s.rig.weights, Hw, masses, Y)
+    assert 10 < W.shape[1] <= 13
+    assert np.abs(W.T @ (masses[:, None] * W) - np.eye(W.shape[1])).max() < 1e-8
+    Jc = complementarity_matrix(s.rig.jacobian(s.mesh.X), masses, d).toarray()
+    B = dense_lbs_basis(s.mesh.X, W)
+    assert np.linalg.norm(Jc.T @ B) <= 1e-9 * np.linalg.norm(Jc) * np.linalg.norm(B)
+    assert np.all(np.diff(lam) >= 0)
+    assert np.allclose(lam[:10], modes.eigenvalues, rtol=1e-8)
+    inside = modes.weights[:, :2] @ np.array([[1.0], [2.0]])  # the modes hold it already: dropped
+    assert augment_weights(modes.weights, modes.eigenvalues, inside, Hw, masses, Y)[0].shape[1] == 10
+
+
+def test_only_chains_the_modes_miss_join_them(setup):
+    """A chain joins when every bone's reach is below MISSED_REACH; the bar's bones are all reached."""
+    s, mat, masses, d, modes = setup
+    reach = modal_reach(modes.weights, masses, s.rig.weights)
+    assert np.all(reach > MISSED_REACH)
+    assert list(missed_chains(np.array([0.5, 0.001, 0.002, 0.0001]), np.array([0, 0, 1, 1]))) == [
+        False,
+        False,
+        True,
+        True,
+    ]
+    same = skinning_eigenmodes(s.mesh, mat, masses, s.rig, d, 10, extra_weights=s.rig.weights)
+    assert not same.extra_used.any() and np.array_equal(same.weights, modes.weights)

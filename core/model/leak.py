@@ -200,11 +200,11 @@ def leak_from_mask(depth_field: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return np.where(f <= 0.5, hold, free)
 
 
-# An appendage bone's own swing (its weight moving, the rest of the body held) wobbles at most this
-# many times the slowest mode's frequency.  A bone-jiggle spring has one frequency whatever its
-# bone's size; elasticity gives a part of length L a frequency ~ 1/L, so the stag's tail (4 % of
-# the diagonal) swung at 6.4 x the slowest mode, about 40 x stiffer, and moved 0.06 % (docs/where_it_moves.md).
-# The tails that follow through as animators expect swing at <= 2 x (fox 0.5-1.2, T-Rex 1.3-2.0).
+# A missed appendage bone's own swing (its weight moving, the rest of the body held) wobbles at most
+# this many times the slowest mode's frequency, i.e. at the Wobble frequency.  A bone-jiggle spring
+# has one frequency whatever its bone's size; elasticity gives a part of length L a frequency ~ 1/L,
+# so the stag's tail (4 % of the diagonal) swung at 6.4 x the slowest mode, about 40 x stiffer, and
+# moved 0.06 %.  Capped at 2 x it moved 0.41 %, at 1.5 x 0.85 %, at 1 x 1.60 % (docs/where_it_moves.md).
 SWING_CAP = 1.0
 # The joint a bone shares with its parent softens only in part (the weights blend there), so the
 # factor is refined a few times against the softened energy.

@@ -116,6 +116,15 @@ def summary_rows(res: dict) -> list[list[str]]:
                 f"{_ratio(q)} theirs",
             ]
         )
+        if "converged" in row:
+            c = row["converged"]
+            rows.append(
+                [
+                    f"step vs fast-cody, both converged ({_converged_terms(c)}), {row['vertices']:,} vertices, paired",
+                    f"{_ms(c['step_ours'])} vs {_ms(c['step_fastcody'])} ms",
+                    f"{_ratio(c['step_ratio_ours_over_fastcody'])} theirs",
+                ]
+            )
     for row in peers.get("preparation", []):
         q = row["ratio_ours_over_fastcody"]
         o, f = row["ours"], row["fastcody"]
@@ -231,6 +240,16 @@ STEP_ATTEMPTS = [
 ]
 
 
+def _converged_terms(c: dict) -> str:
+    """How a converged pairing was converged: each side's stop and iterations, and the accuracy."""
+    o, f = c["ours"], c["fastcody"]
+    return (
+        f"ours tolerance {o['tolerance']:g}, {o['iterations']['mean']:.1f} iterations per step (max "
+        f"{o['iterations']['max']}); fast-cody threshold {f['threshold']:.2g}, {f['iterations']['mean']:.1f} "
+        f"(max {f['iterations']['max']}); trajectory error {o['error']:.1e} vs {f['error']:.1e} of the extent"
+    )
+
+
 def behind(res: dict) -> list[str]:
     """Every target or peer we do not beat, with by how much."""
     s = res["sections"]
@@ -241,6 +260,13 @@ def behind(res: dict) -> list[str]:
         if r > TARGETS["step_vs_fastcody"]:
             out.append(
                 f"Per-step time at {row['vertices']:,} vertices is {r:.2f}× fast-cody's C++, paired (target ≤ 0.5×)."
+            )
+        c = row.get("converged")
+        if c and c["step_ratio_ours_over_fastcody"]["median"] > TARGETS["step_vs_fastcody"]:
+            out.append(
+                f"Per-step time at {row['vertices']:,} vertices with both sides converged to the same accuracy is "
+                f"{c['step_ratio_ours_over_fastcody']['median']:.2f}× fast-cody's C++, paired (target ≤ 0.5×; "
+                f"{_converged_terms(c)})."
             )
         rk = row.get("step_ratio_ours_over_simkit", {}).get("median")
         if rk and rk > TARGETS["step_vs_simkit"]:
@@ -389,6 +415,48 @@ def peers_report(p: dict) -> list[str]:
             for r in p["steps"]
         ],
     )
+    conv = [r for r in p["steps"] if "converged" in r]
+    if conv:
+        L += [
+            "**Converged steps** (issue 23): the same problem, each side stopping on its own criterion at the "
+            "same accuracy.  Reference: our trajectory at "
+            f"{conv[0]['converged']['reference_iterations']} local-global iterations, no early stop (both sides "
+            "solve the same equations).  Ours: its defaults (tolerance relative to the character's size, "
+            "Iterations cap).  fast-cody: `fast_cd_sim(..., max_iters, threshold)` with the loosest threshold "
+            "(decades, then three bisections of its logarithm) whose trajectory error against the reference is "
+            f"at most ours, max_iters {conv[0]['converged']['fastcody']['cap']}.  Errors: the largest vertex "
+            f"deviation over {conv[0]['converged']['trajectory_steps']} steps, over the extent; iterations: per "
+            "step over those steps (mean, max).",
+            "",
+        ]
+        L += _table(
+            [
+                "vertices",
+                "ours: tolerance, iterations (max)",
+                "ours error",
+                "fast-cody: threshold, iterations (max)",
+                "fast-cody error",
+                "ours [ms/step]",
+                "fast-cody [ms/step]",
+                "ours/fast-cody",
+            ],
+            [
+                [
+                    f"{r['vertices']:,}",
+                    f"{c['ours']['tolerance']:g}, {c['ours']['iterations']['mean']:.1f} "
+                    f"({c['ours']['iterations']['max']})",
+                    f"{c['ours']['error']:.1e}",
+                    f"{c['fastcody']['threshold']:.2g}, {c['fastcody']['iterations']['mean']:.1f} "
+                    f"({c['fastcody']['iterations']['max']})" + ("" if c["fastcody"]["matched"] else " (not matched)"),
+                    f"{c['fastcody']['error']:.1e}",
+                    _ms(c["step_ours"]),
+                    _ms(c["step_fastcody"]),
+                    _ratio(c["step_ratio_ours_over_fastcody"]),
+                ]
+                for r in conv
+                for c in [r["converged"]]
+            ],
+        )
     L += [
         "**Preparation**: raw arrays (vertices, tets, rig weights, material) to a ready simulator, all inside "
         "the timer on both sides.  Ours: tet-mesh set-up, leak field, skinning modes, clusters, reduced "

@@ -11,6 +11,17 @@ weights, rig motion, material (ARAP, mu), density, time step and a fixed 10
 local-global iterations), 50 steps per block, 30 rounds.  The trajectories of
 ours and fast-cody's are compared too (they agree to solver round-off).
 
+Converged steps (issue 23): the same problem with each side stopping on its
+own criterion at the same accuracy.  A reference trajectory is ours at
+REF_ITERATIONS local-global iterations with no early stop (both sides solve
+the same equations, so one reference serves both).  Ours runs with its
+defaults (tolerance 1e-6 of the character's size, the Iterations cap);
+fast-cody's ``threshold`` (its local-global residual, with max_iters
+FC_CAP) is the loosest whose trajectory error against the reference is at
+most ours: decades FC_THRESHOLDS, then FC_REFINE bisections of log(threshold).
+Then the two converged steps are timed paired, A B B A, and each side's
+iterations per step are reported.
+
 Preparation: raw arrays (vertices, tets, rig weights, material) to a ready
 simulator on both sides, everything inside the timer: for us the tet-mesh
 set-up, leak field, skinning modes, clusters, reduced products and Simulator
@@ -55,6 +66,10 @@ PREP_SIZES = (13, 27)  # 2,197 and 19,683
 BLOCK, STEP_ROUNDS = 50, 30
 PREP_ROUNDS = {13: 5, 27: 3}
 TRAJECTORY_STEPS = 50
+REF_ITERATIONS = 200  # the reference trajectory: local-global to its round-off floor
+FC_CAP = 200  # fast-cody's max_iters in the converged pairing: its threshold stops it
+FC_THRESHOLDS = tuple(10.0**-k for k in range(2, 13))  # loosest first
+FC_REFINE = 3  # bisections in log(threshold) after the decades: 1/8 of a decade
 
 
 def write_step_inputs(path: Path, scene, mat: Material, model, **rig: np.ndarray) -> None:
@@ -154,7 +169,90 @@ def _paired_steps(ctx: Context, ours: Worker, fc: Worker, sk: Worker | None, v: 
             step_simkit=per_step(vs_sk["b"], block),
             step_ratio_ours_over_simkit=vs_sk["ratio"],
         )
+    row["converged"] = _converged_steps(ours, fc, path, extent, steps, block, rounds, tmp)
     return row
+
+
+def _its(iterations: list[int]) -> dict:
+    a = np.asarray(iterations, dtype=np.float64)
+    return {"mean": float(a.mean()), "max": int(a.max()), "min": int(a.min())}
+
+
+def _converged_steps(
+    ours: Worker, fc: Worker, path: Path, extent: float, steps: int, block: int, rounds: int, tmp: Path
+) -> dict:
+    """Both sides converged to the same trajectory accuracy on the problem in ``path``, then paired A B B A."""
+    d = dict(np.load(path))
+    defaults = SimulationSettings()
+
+    def trajectory(w: Worker, name: str, **stop: float) -> tuple[np.ndarray, list[int]]:
+        p = tmp / f"conv_{name}.npz"
+        np.savez(p, **{**d, **stop})
+        w.call("load", path=str(p))
+        out = tmp / f"U_conv_{name}.npz"
+        its = w.call("trajectory", steps=steps, out=str(out))["iterations"]
+        return np.load(out)["U"], its
+
+    U_ref, _ = trajectory(ours, "ref", iters=REF_ITERATIONS, tolerance=0.0)
+
+    def error(U: np.ndarray) -> float:
+        return float(np.abs(U - U_ref).max() / extent)
+
+    U_o, its_o = trajectory(ours, "ours", iters=defaults.max_iterations, tolerance=defaults.tolerance)
+    e_o = error(U_o)
+    tried: list[dict] = []
+
+    def run_fc(thr: float) -> dict:
+        U_f, its_f = trajectory(fc, f"fc_{thr:.6g}", iters=FC_CAP, threshold=thr)
+        tried.append({"threshold": thr, "error": error(U_f), "iterations": _its(its_f)})
+        return tried[-1]
+
+    # Decades from the loosest until fast-cody is as accurate as ours, then FC_REFINE bisections in
+    # log(threshold) between the last too-loose decade and it: the loosest matching threshold found.
+    loose = None
+    chosen = None
+    for thr in FC_THRESHOLDS:
+        t = run_fc(thr)
+        if t["error"] <= e_o:
+            chosen = t
+            break
+        loose = t
+    if chosen is not None and loose is not None:
+        for _ in range(FC_REFINE):
+            t = run_fc(float(np.sqrt(loose["threshold"] * chosen["threshold"])))
+            loose, chosen = (loose, t) if t["error"] <= e_o else (t, chosen)
+    chosen = chosen or tried[-1]
+    if tried[-1] is not chosen:  # the worker holds the last configuration loaded: load the chosen one
+        run_fc(chosen["threshold"])
+    # Both sides now hold their converged configuration (the last load of each): time them.
+    for w in (ours, fc):
+        w.call("steps", count=block)  # warm-up block, untimed
+
+    def side(w: Worker):
+        return lambda: w.call("steps", count=block)["seconds"]
+
+    res = abba(side(ours), side(fc), rounds)
+    return {
+        "reference_iterations": REF_ITERATIONS,
+        "trajectory_steps": steps,
+        "ours": {
+            "tolerance": defaults.tolerance,
+            "cap": defaults.max_iterations,
+            "error": e_o,
+            "iterations": _its(its_o),
+        },
+        "fastcody": {
+            "threshold": chosen["threshold"],
+            "cap": FC_CAP,
+            "error": chosen["error"],
+            "iterations": chosen["iterations"],
+            "matched": chosen["error"] <= e_o,
+        },
+        "fastcody_thresholds_tried": tried,
+        "step_ours": per_step(res["a"], block),
+        "step_fastcody": per_step(res["b"], block),
+        "step_ratio_ours_over_fastcody": res["ratio"],
+    }
 
 
 def _paired_preparation(ctx: Context, ours: Worker, fc: Worker, v: int, tmp: Path, warm: bool) -> dict:
@@ -197,6 +295,10 @@ def headline(section: dict) -> dict[str, float]:
     for row in section.get("steps", []):
         n = row["vertices"]
         out[f"step vs fast-cody, {n:,} vertices"] = row["step_ratio_ours_over_fastcody"]["median"]
+        if "converged" in row:
+            out[f"converged step vs fast-cody, {n:,} vertices"] = row["converged"]["step_ratio_ours_over_fastcody"][
+                "median"
+            ]
         if "step_ratio_ours_over_simkit" in row:
             out[f"step vs simkit, {n:,} vertices"] = row["step_ratio_ours_over_simkit"]["median"]
     for row in section.get("preparation", []):
@@ -227,6 +329,16 @@ def run(ctx: Context) -> dict:
                     + (f"; ours/simkit {rs['median']:.3f} ({rs['min']:.3f}–{rs['max']:.3f})" if rs else "")
                     + f"; trajectory diff {row['trajectory_max_diff_over_extent']:.1e} of the extent "
                     f"[{time.perf_counter() - t0:.0f} s]"
+                )
+                c = row["converged"]
+                co, cf, cq = c["ours"], c["fastcody"], c["step_ratio_ours_over_fastcody"]
+                ctx.log(
+                    f"  converged steps n={row['vertices']:,}: ours/fast-cody {cq['median']:.2f} "
+                    f"(range {cq['min']:.2f}–{cq['max']:.2f}); ours {c['step_ours'].ms()} at tolerance "
+                    f"{co['tolerance']:g}, {co['iterations']['mean']:.1f} iterations (max {co['iterations']['max']}), "
+                    f"error {co['error']:.1e}; fast-cody {c['step_fastcody'].ms()} at threshold {cf['threshold']:g}, "
+                    f"{cf['iterations']['mean']:.1f} iterations (max {cf['iterations']['max']}), "
+                    f"error {cf['error']:.1e}"
                 )
             for i, v in enumerate(prep_sizes):
                 t0 = time.perf_counter()

@@ -180,12 +180,15 @@ class Side:
         self.n, self.b = len(X), Wr.shape[1]
         self.B = stacked_lbs(X, W)
         J = sp.csc_matrix(stacked_lbs(X, Wr))
-        solver_params = fcd.local_global_solver_params(False, int(d["iters"]), 0.0)
+        # Its threshold (the converged pairing's): a local-global solve stops once its residual is
+        # below it, or at max_iters (to_convergence=False: with True it ignores max_iters).
+        solver_params = fcd.local_global_solver_params(False, int(d["iters"]), float(d.get("threshold", 0.0)))
         Aeq = sp.csc_matrix((0, 0))
         params = fcd.fast_cd_arap_sim_params(
             X, T, self.B, labels[:, None], J, Aeq, 2.0 * mu, float(d["h"]), float(d["rho"])
         )
         self.sim = fcd.fast_cd_arap_sim("", params, solver_params, False, False)
+        self.sol = self.sim.sol()  # taken once and kept: it reports prev_solve_iters
         self.keep = [solver_params, Aeq, params, J]  # the C++ side holds references into these
         self.P = np.array([to_fastcody_p(p, self.b) for p in np.asarray(d["P"])])
         self.reset()
@@ -213,6 +216,7 @@ class Side:
             state.p_curr = p.copy()
         seconds = time.perf_counter() - t0
         self.k = k
+        self.last_iterations = int(self.sol.prev_solve_iters)  # the last step's
         return seconds
 
     def displacement(self) -> np.ndarray:

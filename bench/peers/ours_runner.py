@@ -26,10 +26,12 @@ from core.model.rig import LBSRig
 from core.subspace.reduced import assemble_model, build_reduced_model
 
 
-def settings(h: float, iters: int) -> SimulationSettings:
+def settings(h: float, iters: int, tolerance: float = 0.0) -> SimulationSettings:
     # The peers implement the paper's energy (ARAP, relative to the elastic rest shape) with a fixed
-    # iteration count; tolerance 0 never stops early.
-    return SimulationSettings(time_step=h, max_iterations=iters, tolerance=0.0, material="arap", rest_state="rest")
+    # iteration count; tolerance 0 never stops early (the converged pairing passes our default).
+    return SimulationSettings(
+        time_step=h, max_iterations=iters, tolerance=tolerance, material="arap", rest_state="rest"
+    )
 
 
 class Side:
@@ -57,7 +59,7 @@ class Side:
         masses = lumped_mass(mesh, mat.density)
         rig = LBSRig.from_weights(d["Wrig"])
         model = assemble_model(mesh, mat, masses, default_leak_field(mesh), rig, d["W"], d["lam"], d["labels"])
-        self.sim = Simulator(model, settings(float(d["h"]), int(d["iters"])))
+        self.sim = Simulator(model, settings(float(d["h"]), int(d["iters"]), float(d.get("tolerance", 0.0))))
         self.P = np.asarray(d["P"])
         self.reset()
         return {"m": model.m, "r": model.r}
@@ -67,6 +69,7 @@ class Side:
         assert self.sim is not None
         self.state = self.sim.initial_state(self.P[0], p_prev=self.P[-1])
         self.k = 0
+        self.last_iterations = 0
 
     def steps(self, count: int) -> float:
         """Seconds for ``count`` steps, continuing from the current state."""
@@ -74,11 +77,13 @@ class Side:
         assert sim is not None
         state, k = self.state, self.k
         t0 = time.perf_counter()
+        report = None
         for _ in range(count):
             k += 1
-            state, _ = sim.step(state, P[k % L])
+            state, report = sim.step(state, P[k % L])
         seconds = time.perf_counter() - t0
         self.state, self.k = state, k
+        self.last_iterations = 0 if report is None else int(report.iterations)  # the last step's
         return seconds
 
     def displacement(self) -> np.ndarray:

@@ -15,13 +15,14 @@ so that it cannot break the protocol).  Commands:
 * ``{"cmd": "load", "path": NPZ}`` -> ``{"m", "r"}``: a simulator on the given modes W,
   eigenvalues lam, clusters labels and rig parameters P (one period), untimed;
 * ``{"cmd": "trajectory", "steps": s, "out": NPZ}``: from the first frame, s steps,
-  writes U (s, n, 3), then resets;
+  writes U (s, n, 3), then resets; replies the solver iterations of each step;
 * ``{"cmd": "steps", "count": c}`` -> ``{"seconds"}``: c more steps;
 * ``{"cmd": "quit"}``.
 
 NPZ holds X (n, 3), T (t, 4), Wrig (n, b), E (Young's modulus, Poisson ratio
 0), rho, h, iters, and for ``load`` W, lam, labels, P (L, 12 b) in skinmodes'
-convention.  The first reply, before any command, reports the thread pinning.
+convention, optionally ``tolerance`` (ours) or ``threshold`` (fast-cody) to stop early.
+The first reply, before any command, reports the thread pinning.
 """
 
 from __future__ import annotations
@@ -69,13 +70,14 @@ def main(side_name: str) -> int:
                 send(side.load(dict(np.load(msg["path"]))))
             elif cmd == "trajectory":
                 side.reset()
-                U = []
+                U, its = [], []
                 for _ in range(int(msg["steps"])):
                     side.steps(1)
                     U.append(side.displacement())
+                    its.append(int(getattr(side, "last_iterations", 0)))
                 np.savez(msg["out"], U=np.asarray(U))
                 side.reset()
-                send({"steps": len(U)})
+                send({"steps": len(U), "iterations": its})
             elif cmd == "steps":
                 send({"seconds": side.steps(int(msg["count"]))})
             else:

@@ -18,12 +18,15 @@ import numpy as np
 
 from ..errors import CacheError
 from ..geometry.tetmesh import TetMesh
-from ..model.leak import SWING_CAP
+from ..model.leak import SWING_CAP, SWING_ROUNDS
 from ..model.materials import Material
 from ..model.rig import LBSRig, LinearRig, Rig
-from ..subspace.reduced import ReducedModel, build_reduced_model
-from ..subspace.skinning_modes import MISSED_REACH
+from ..subspace.reduced import SLOWEST_ROUNDS, ReducedModel, build_reduced_model
+from ..subspace.skinning_modes import AUGMENT_FLOOR, MISSED_REACH
 from .atomic import save_npz_atomic
+
+# The constants that shape an augmented model (issue 31): a cache built with others is not reused.
+AUGMENTATION = (AUGMENT_FLOOR, MISSED_REACH, SWING_CAP, SWING_ROUNDS, SLOWEST_ROUNDS)
 
 # 2: exactly the requested number of clusters (older caches had another count).
 FORMAT_VERSION = 2
@@ -76,7 +79,7 @@ def model_key(
         leak,
         seed,
         None if held is None else np.asarray(held, dtype=np.int64),
-        *(() if extra_weights is None else ("extra-weights", SWING_CAP, MISSED_REACH, extra_weights, extra_groups)),
+        *(() if extra_weights is None else ("extra-weights", *AUGMENTATION, extra_weights, extra_groups)),
     )
 
 

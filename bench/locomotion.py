@@ -122,7 +122,11 @@ def _plot(ctx: Context, rows: list[dict]) -> str | None:
     fig, ax = plt.subplots(figsize=(5, 3.2))
     for r in rows:
         ax.plot(
-            np.arange(1, len(r["history"]) + 1), r["history"], marker="o", ms=3, label=f"{r['vertices']:,} vertices"
+            np.arange(1, len(r["history"]) + 1),
+            r["history"],
+            marker="o",
+            ms=3,
+            label=f"{r['vertices']:,} v, {r.get('contact', '')}",
         )
     ax.set_xlabel("CMA-ES generation")
     ax.set_ylabel("best J (body lengths)")

@@ -11,9 +11,8 @@ local-global to 1e-4 of the radius.  The seed's Table 1 runs 200
 generations of 16 with 200-300 steps on unnamed hardware; this budget is
 smaller and stated beside every figure.
 
-Writes ``locomotion.md`` (its table and plot) into the output folder: the
-bench's REPORT.md does not include this section yet (``report_lines`` is
-ready for it).
+Also writes ``locomotion.md`` (the same table and plot, ``report_lines``)
+into the output folder, so the section can be read on its own.
 """
 
 from __future__ import annotations

@@ -59,6 +59,7 @@ from .core.pipeline import (
 from .core.settings import BY_NAME, SETTINGS, core_values
 from .core.settings import names as setting_names
 from .props import SkinmodesSettings, default_cache_dir, settings
+from .threads import one_blas_thread
 
 # Names of the things skinmodes adds to a scene, so it only ever removes its own.
 CACHE_MODIFIER = "Skinmodes Cache"
@@ -333,7 +334,8 @@ class Session:
         """Object-space secondary offsets (k, 3) of the render vertices at ``frame``."""
         if frame < self.start or frame > self.end:
             return np.zeros((len(self.character.rest), 3))
-        u = self.ensure_simulation().offsets(frame)
+        with one_blas_thread():  # the solver's small dense steps: threads only add hand-offs
+            u = self.ensure_simulation().offsets(frame)
         return u @ self.to_local[frame].T.astype(np.float32)
 
     def invalidate(self) -> None:

@@ -18,11 +18,13 @@ preference saved on a big desk machine must not crash a smaller farm node.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import importlib
 import os
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -108,3 +110,39 @@ def limit_threads(count: int) -> tuple[BlasLibrary, ...]:
         elif lib.path in _ORIGINAL:
             lib.set_threads(_ORIGINAL.pop(lib.path))
     return libraries
+
+
+# The nesting depth of one_blas_thread and the counts it replaced, guarded: a bake's worker
+# thread and the preview's handler may both simulate.
+_ONE_LOCK = threading.Lock()
+_ONE_DEPTH = 0
+_ONE_SAVED: dict[Path, int] = {}
+
+
+@contextlib.contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """Run the block with every found OpenBLAS on one thread, then give each its count back.
+
+    The reduced solver's dense work is a few 192 x 192 factorisations and
+    products per step: threading them only adds hand-offs, and on a busy
+    machine OpenBLAS's waiting threads cost far more than the work (measured
+    on the fox's bake, 2 cores with another job running: 200 ms per frame on
+    the library's default threads, 9 ms on one).  Nested and concurrent
+    blocks share one switch; the last to leave restores the counts.
+    """
+    global _ONE_DEPTH
+    with _ONE_LOCK:
+        if _ONE_DEPTH == 0:
+            for lib in blas_libraries():
+                _ONE_SAVED[lib.path] = lib.threads
+                lib.set_threads(1)
+        _ONE_DEPTH += 1
+    try:
+        yield
+    finally:
+        with _ONE_LOCK:
+            _ONE_DEPTH -= 1
+            if _ONE_DEPTH == 0:
+                for lib in blas_libraries():
+                    if lib.path in _ONE_SAVED:
+                        lib.set_threads(_ONE_SAVED.pop(lib.path))

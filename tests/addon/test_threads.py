@@ -51,3 +51,30 @@ def test_zero_before_any_limit_changes_nothing(threads):
     original = {lib.path: lib.threads for lib in libraries}
     threads.limit_threads(0)
     assert {lib.path: lib.threads for lib in libraries} == original
+
+
+def test_the_solver_runs_on_one_blas_thread_and_gives_the_counts_back(threads):
+    """one_blas_thread: 1 inside (nested too), each library's own count after; integers, compared exactly."""
+    import scipy.linalg
+
+    scipy.linalg.cholesky(np.eye(3))
+    threads.limit_threads(2)  # a count other than 1 to come back to (capped at the cores there are)
+    before = {lib.path: lib.threads for lib in threads.blas_libraries()}
+    with threads.one_blas_thread():
+        assert {lib.threads for lib in threads.blas_libraries()} == {1}
+        with threads.one_blas_thread():
+            assert {lib.threads for lib in threads.blas_libraries()} == {1}
+        assert {lib.threads for lib in threads.blas_libraries()} == {1}  # the inner block leaves it on
+    assert {lib.path: lib.threads for lib in threads.blas_libraries()} == before
+
+
+def test_a_bake_leaves_the_blas_thread_counts_as_it_found_them(threads, addon, creature, tmp_path):
+    obj, _arm, scene = creature
+    import bpy
+
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "shot.blend"))  # a point cache needs a saved file
+    threads.limit_threads(2)
+    before = {lib.path: lib.threads for lib in threads.blas_libraries()}
+    scene.frame_set(1)
+    addon.api.bake(obj, output="PC2")
+    assert {lib.path: lib.threads for lib in threads.blas_libraries()} == before

@@ -6,6 +6,7 @@ ratios and every miss is stated in the "Behind" list with its size.
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 from typing import Any
 
@@ -250,6 +251,25 @@ def _converged_terms(c: dict) -> str:
     )
 
 
+# Sections that write their own report lines (``report_lines``) and, where they have targets,
+# their own "behind" lines (``behind``), in report order.
+SELF_REPORTING = ("physskin", "posespace", "locomotion", "rotstrain", "wheremoves", "convergence")
+
+
+def _section_lines(sections: dict, hook: str) -> list[str]:
+    """The lines each self-reporting section present in ``sections`` gives through its function ``hook``.
+
+    Imported only when present: some sections pull in Blender or the peers' helpers.
+    """
+    lines: list[str] = []
+    for name in SELF_REPORTING:
+        if name in sections:
+            fn = getattr(importlib.import_module(f"{__package__}.{name}"), hook, None)
+            if fn is not None:
+                lines += fn(sections[name])
+    return lines
+
+
 def behind(res: dict) -> list[str]:
     """Every target or peer we do not beat, with by how much."""
     s = res["sections"]
@@ -335,22 +355,7 @@ def behind(res: dict) -> list[str]:
         failed = implausible(row)
         if failed:
             out.append(f"{row['name']} with default settings is not plausible: {'; '.join(failed)}.")
-    if "physskin" in s:
-        from .physskin import behind as physskin_behind
-
-        out += physskin_behind(s["physskin"])
-    if "posespace" in s:
-        from .posespace import behind as posespace_behind
-
-        out += posespace_behind(s["posespace"])
-    if "wheremoves" in s:
-        from .wheremoves import behind as wheremoves_behind
-
-        out += wheremoves_behind(s["wheremoves"])
-    if "convergence" in s:
-        from .convergence import behind as convergence_behind
-
-        out += convergence_behind(s["convergence"])
+    out += _section_lines(s, "behind")
     for name, err in res.get("errors", {}).items():
         out.append(f"Section `{name}` failed: {err}")
     return out
@@ -733,30 +738,7 @@ def write_report(path: Path, res: dict) -> None:
         L += ["![in Blender](plots/in_blender.png)", ""]
     if "characters" in s:
         L += _characters(s["characters"], res.get("plots", []))
-    if "physskin" in s:
-        from .physskin import report_lines as physskin_report
-
-        L += physskin_report(s["physskin"])
-    if "posespace" in s:
-        from .posespace import report_lines as posespace_report
-
-        L += posespace_report(s["posespace"])
-    if "locomotion" in s:
-        from .locomotion import report_lines as locomotion_report
-
-        L += locomotion_report(s["locomotion"])
-    if "rotstrain" in s:
-        from .rotstrain import report_lines as rotstrain_report
-
-        L += rotstrain_report(s["rotstrain"])
-    if "wheremoves" in s:
-        from .wheremoves import report_lines as wheremoves_report
-
-        L += wheremoves_report(s["wheremoves"])
-    if "convergence" in s:
-        from .convergence import report_lines as convergence_report
-
-        L += convergence_report(s["convergence"])
+    L += _section_lines(s, "report_lines")
     if res.get("plots"):
         L += ["## Plots", ""] + [f"- [{Path(p).stem}]({p})" for p in res["plots"]] + [""]
     if res.get("errors"):

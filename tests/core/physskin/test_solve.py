@@ -235,3 +235,30 @@ def test_the_searched_volume_solve_lowers_the_energy_and_inverts_nothing():
     assert exact_energy(skin, R, solved) < exact_energy(skin, R, one) < exact_energy(skin, R, x0)
     assert not np.any((signed_volumes(solved, mesh.T) <= 0) & ~before)
     assert np.array_equal(solved[skin.pins], x0[skin.pins])  # the pins hold
+
+
+def test_the_line_search_energy_and_inversion_test_equal_their_references():
+    """The searched solve evaluates each trial by one K x: the energy with a closed-form det F and
+    the inversion test as det F <= 0.  On a pose where one unsearched step inverts tets (Poisson
+    0.49, 120° bend, 180° twist) both equal the references: ``np.linalg.det`` and the signed
+    volumes, tet by tet; and a step linearised at a given K x equals one that computes it."""
+    mesh = cylinder()
+    A = bent(2 * np.pi / 3)
+    T = np.eye(4)
+    T[:3, :3] = rx(np.pi)
+    T[:3, 3] = HEADS[1] - rx(np.pi) @ HEADS[1]
+    B = np.eye(4)
+    B[:3] = A[1]
+    A[1] = (B @ T)[:3]
+    R = blended_rotations(A, chain_weights(mesh.X, np.array([1.0, 3.0]))[mesh.T].mean(1))
+    skin = rig(mesh, 0.49)
+    x0 = skin.arap_positions(A, R)
+    one = skin.volume_step(R, x0, 1e-3)
+    for x in (x0, one):
+        F = skin.K @ x.reshape(-1)
+        e, J = skin._energy(R, F)
+        assert abs(e - exact_energy(skin, R, x)) <= 1e-12 * exact_energy(skin, R, x)
+        np.testing.assert_allclose(J, np.linalg.det(F.reshape(-1, 3, 3)), rtol=0, atol=1e-12)
+        assert np.array_equal(J <= 0, signed_volumes(x, mesh.T) <= 0)
+    assert (signed_volumes(one, mesh.T) <= 0).sum() > 0  # the check above saw inverted tets
+    assert np.array_equal(skin.volume_step(R, one, 1e-3, F=skin.K @ one.reshape(-1)), skin.volume_step(R, one, 1e-3))

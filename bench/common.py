@@ -181,3 +181,10 @@ def install_addon(work: Path) -> ModuleType:
     import build_extension
 
     return build_extension.install_dev(work)
+
+
+def markdown_table(head: list[str], rows: list[list[Any]]) -> list[str]:
+    """A Markdown table (its lines, then a blank one) with the header ``head`` and one line per row."""
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    out += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return [*out, ""]

@@ -52,7 +52,7 @@ from core.settings import core_default
 from core.subspace.eigensolve import SPDSolver
 from core.validation.scenes import chain_weights
 
-from .common import Context, Timing, time_calls
+from .common import Context, Timing, markdown_table, time_calls
 from .paired import spread
 from .peers.pinning import pin_threads
 
@@ -470,7 +470,7 @@ def report_lines(p: dict) -> list[str]:
         "the median of the per-round ratios with quartiles (IQR) and range.  Conditions: " + _conditions(p) + ".",
         "",
     ]
-    L += _table(
+    L += markdown_table(
         [
             "vertices",
             "tets",
@@ -511,7 +511,7 @@ def report_lines(p: dict) -> list[str]:
             "",
         ]
     L += ["Paired ratios of seconds per frame (lower: faster than the reference):", ""]
-    L += _table(
+    L += markdown_table(
         [
             "vertices",
             "warm / refactor",
@@ -544,7 +544,7 @@ def report_lines(p: dict) -> list[str]:
         "Beside it, a cold frame's time split, from one more pass over the motion apart from the rounds:",
         "",
     ]
-    L += _table(
+    L += markdown_table(
         [
             "vertices",
             "PhysicsRig.build, ARAP [s]",
@@ -583,7 +583,7 @@ def report_lines(p: dict) -> list[str]:
             "",
         ]
     L += [f"The seed's Table 1 ({p['seed']['machine']}; its thread count is not stated):", ""]
-    L += _table(
+    L += markdown_table(
         ["model", "vertices", "tets", "frames per second"],
         [[n, f"{v:,}", f"{t:,}", f"{fps}"] for n, v, t, fps in p["seed"]["table1"]],
     )
@@ -610,7 +610,7 @@ def report_lines(p: dict) -> list[str]:
                         *[_volume_cell(r[k], k != "lbs") for k in METHODS],
                     ]
                 )
-    L += _table(head, body)
+    L += markdown_table(head, body)
     L += [
         "![physics skin frame rate](plots/physskin_fps.png)",
         "",
@@ -635,12 +635,6 @@ def _conditions(p: dict) -> str:
     la = p.get("load_average", {})
     load = " → ".join(f"{x[0]:.2f}" for x in (la.get("before"), la.get("after")) if x)
     return f"{env}; OpenBLAS threads: {libs or 'none loaded'}; 1-minute load average {load} (before → after)"
-
-
-def _table(head: list[str], rows: list[list[Any]]) -> list[str]:
-    from .report import _table as table
-
-    return table(head, rows)
 
 
 def _s(x: dict) -> str:

@@ -10,7 +10,7 @@ import importlib
 from pathlib import Path
 from typing import Any
 
-from .common import machines_note
+from .common import machines_note, markdown_table
 
 TARGETS = {
     "step_vs_fastcody": 0.5,  # our step at most half fast-cody's (issue 14)
@@ -76,12 +76,6 @@ def implausible(row: dict) -> list[str]:
     if said:
         out.append(f'{len(said)} message(s) from the bake, first: "{said[0]}"')
     return out
-
-
-def _table(head: list[str], rows: list[list[Any]]) -> list[str]:
-    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-    return [*out, ""]
 
 
 def summary_rows(res: dict) -> list[list[str]]:
@@ -391,7 +385,7 @@ def peers_report(p: dict) -> list[str]:
         "steps.",
         "",
     ]
-    L += _table(
+    L += markdown_table(
         [
             "vertices",
             "tets",
@@ -434,7 +428,7 @@ def peers_report(p: dict) -> list[str]:
             "step over those steps (mean, max).",
             "",
         ]
-        L += _table(
+        L += markdown_table(
             [
                 "vertices",
                 "ours: tolerance, iterations (max)",
@@ -469,7 +463,7 @@ def peers_report(p: dict) -> list[str]:
         "complementarity constraint, `skinning_subspace`, then the C++ `fast_cd_sim` precomputation).",
         "",
     ]
-    L += _table(
+    L += markdown_table(
         [
             "vertices",
             "tets",
@@ -505,7 +499,7 @@ def peers_report(p: dict) -> list[str]:
             "ratios, and how far they differ.",
             "",
         ]
-        L += _table(
+        L += markdown_table(
             ["ratio (ours/theirs, median of rounds)", "this run", "previous run", "difference"],
             [
                 [
@@ -562,7 +556,7 @@ def write_report(path: Path, res: dict) -> None:
         "",
         "## Summary",
         "",
-        *_table(["figure", "measured", "ratio"], summary_rows(res)),
+        *markdown_table(["figure", "measured", "ratio"], summary_rows(res)),
         "## Where we are behind",
         "",
     ]
@@ -573,7 +567,7 @@ def write_report(path: Path, res: dict) -> None:
     if "scaling" in s:
         sc = s["scaling"]
         L += ["## 1. Scaling: step cost against mesh size", ""]
-        L += _table(
+        L += markdown_table(
             [
                 "vertices",
                 "tets",
@@ -617,7 +611,7 @@ def write_report(path: Path, res: dict) -> None:
     if "accuracy" in s:
         a = s["accuracy"]
         L += ["## 2. Reduced solver against the full-space reference", ""]
-        L += _table(
+        L += markdown_table(
             ["vertices", "tets", "full-space step [s]", "reduced step [ms]", "speed-up"],
             [
                 [
@@ -639,7 +633,7 @@ def write_report(path: Path, res: dict) -> None:
         ]
         am = a["ablation_mesh"]
         L += [f"Accuracy on a {am['vertices']}-vertex bar over {am['steps']} steps (relative displacement error):", ""]
-        L += _table(
+        L += markdown_table(
             ["modes", "clusters", "after 1 step", "mean", "last"],
             [
                 [r["modes"], r["clusters"], f"{r['first_step']:.3f}", f"{r['mean']:.3f}", f"{r['last']:.3f}"]
@@ -652,7 +646,7 @@ def write_report(path: Path, res: dict) -> None:
     if "table1" in s:
         t = s["table1"]
         L += ["## 4. Table 1: 10 skinning modes against 120 displacement modes", ""]
-        L += _table(
+        L += markdown_table(
             ["vertices", "tets", "skinning [s]", "skinning, CHOLMOD [s]", "displacement [s]", "speed-up"],
             [
                 [
@@ -667,7 +661,7 @@ def write_report(path: Path, res: dict) -> None:
             ],
         )
         L += ["The seed's Table 1 (its machine, its C++/MATLAB code):", ""]
-        L += _table(
+        L += markdown_table(
             ["mesh", "vertices", "displacement [s]", "skinning [s]", "speed-up"],
             [[n, f"{v:,}", d, k, f"{d / k:.1f}×"] for n, v, d, k in t["paper"]],
         )
@@ -679,7 +673,7 @@ def write_report(path: Path, res: dict) -> None:
             f"The demo creature's surface, {me['triangles']:,} triangles in four overlapping parts:",
             "",
         ]
-        L += _table(
+        L += markdown_table(
             ["mesher", "target tets", "tets", "vertices", "seconds", "min dihedral [deg]"],
             [
                 [
@@ -708,7 +702,7 @@ def write_report(path: Path, res: dict) -> None:
             "frame.",
             "",
         ]
-        L += _table(
+        L += markdown_table(
             ["what", "ms per frame", "× frame_set"],
             [
                 ["Blender frame_set loop", f"{mpf['frame_set']:.2f}", "1"],
@@ -773,7 +767,7 @@ def _characters(c: dict, plots: list[str]) -> list[str]:
         f"(min–max) of {c['repeats']} run(s).",
         "",
     ]
-    L += _table(
+    L += markdown_table(
         [
             "character",
             "size [BU]",
@@ -818,7 +812,7 @@ def _characters(c: dict, plots: list[str]) -> list[str]:
         ("first_frames", "first frames"),
     ]
     L += ["Where the time to first jiggle goes (seconds, medians per stage):", ""]
-    L += _table(
+    L += markdown_table(
         ["character", "mesher", *[label for _, label in stages], "total"],
         [
             [
@@ -867,7 +861,7 @@ def update_readme(readme: Path, res: dict) -> None:
         + (f" (sections re-run since with: {'; '.join(f'`{r}`' for r in res['reruns'])})" if res.get("reruns") else "")
         + ":",
         "",
-        *_table(["figure", "measured", "ratio"], summary_rows(res)),
+        *markdown_table(["figure", "measured", "ratio"], summary_rows(res)),
         "Where we are behind a peer or a target (details in [bench/REPORT.md](bench/REPORT.md)):",
         "",
         *([f"- {g}" for g in behind(res)] or ["- nowhere."]),

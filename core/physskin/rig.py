@@ -102,6 +102,10 @@ class PhysicsRig:
         # -3.57 % / -3.48 %).  The step alone holds det F, which the linear term only approximates,
         # so the linear solve before it buys nothing and costs half the frame (27 ms against 54 ms
         # on a 5k-vertex limb).
+        # No warm start from the previous frame: every frame starts from its own ARAP answer, so a
+        # frame's positions are the same bits whether it is baked in order or scrubbed to (a start
+        # carried over from another frame would change the answer within VOLUME_TOLERANCE, not to
+        # round-off).  The speed comes from inside the frame (``volume_solve``'s line search).
         x = self.skin.arap_positions(transforms, R)
         # The steps are corrections: looser than the linear solve by 1e3 (STEP_TOLERANCE at its
         # default), and as much tighter as a caller asks the rig to be (the invariance tests).

@@ -2,7 +2,8 @@
 
 Registers the settings, the add-on preferences, the material presets, the
 panel in the 3D Viewport's sidebar (tab "Secondary Motion"), the operators,
-the live-preview handlers and the ``skinmodes`` command-line command.
+the live-preview handlers, the save and load handlers that delete
+superseded point caches once the .blend is saved, and the ``skinmodes`` command-line command.
 ``unregister`` removes every one of them.
 
 Scripts reach the Python API as ``import skinmodes_api`` however the
@@ -14,9 +15,9 @@ from __future__ import annotations
 
 import sys
 
-from . import api, cli, material_presets, operators, preferences, preview, props, ui
+from . import api, bake, cli, material_presets, operators, preferences, preview, props, ui
 
-MODULES = (props, preferences, material_presets, operators, ui, preview, cli)
+MODULES = (props, preferences, material_presets, operators, ui, preview, bake, cli)
 # The name scripts import the API by, whichever repository holds the extension.
 API_ALIAS = "skinmodes_api"
 

@@ -27,8 +27,9 @@ made safe plus a short hash of its full name, library and .blend
 (:func:`cache_stem`), in the folder the settings name
 (:func:`session.cache_folder`).  The object records the files the add-on
 wrote for it and from which .blend (``bake_files``); Clear Bake deletes
-nothing else.  Temporary files of killed bakes of the object are
-removed by its next bake.
+nothing else.  A superseded file that the .blend as saved on disk may still
+play is deleted only once that .blend is saved without it (:data:`PENDING`).
+Temporary files of killed bakes of the object are removed by its next bake.
 """
 
 from __future__ import annotations
@@ -276,6 +277,97 @@ def deletion_refused(obj: bpy.types.Object, stored: str) -> str:
         return f"{Path(writers[0]).name} wrote it and may still play it"
     other = _other_user(obj, stored)
     return f"'{other}' uses it too" if other else ""
+
+
+# A superseded point cache (a rebake under a new name, Clear Bake) that the .blend as saved on disk
+# may still play is not deleted at once: it waits here, per .blend (its path), until that .blend is
+# saved with no object playing it (:func:`flush_pending`, from the save handler).  A .blend closed or
+# reloaded without saving keeps the file: a leftover is better than a saved shot that renders rig-only.
+PENDING: dict[str, list[str]] = {}
+# Per .blend (its path): the files its saved version plays, as read at its last load or save.  A .blend
+# not seen loaded or saved (the add-on enabled later) counts as playing everything.
+SAVED_PLAYS: dict[str, set[str]] = {}
+# While set, a save leaves the pending files to its caller (the command line verifies the save first).
+HOLD_PENDING: list[bool] = []
+
+
+def _blend_key() -> str:
+    return _normalised(os.path.abspath(bpy.data.filepath)) if bpy.data.filepath else ""
+
+
+def note_saved_state() -> None:
+    """Record which files the .blend, as just loaded or saved, plays (its Mesh Cache modifiers, its bakes)."""
+    key = _blend_key()
+    if not key:
+        return
+    played: set[str] = set()
+    for o in bpy.data.objects:
+        if o.type != "MESH":
+            continue
+        caches = [cast(bpy.types.MeshCacheModifier, m) for m in o.modifiers if m.type == "MESH_CACHE"]
+        paths = [m.filepath for m in caches if m.filepath]
+        paths.append(settings(o).bake_file)
+        played.update(_resolved(p, o) for p in paths if p)
+    SAVED_PLAYS[key] = played
+
+
+def retire_file(obj: bpy.types.Object, stored: str) -> bool:
+    """Delete the superseded point cache ``stored`` of ``obj`` (already cleared by :func:`deletion_refused`),
+    or, while the saved .blend may still play it, leave it for :func:`flush_pending`; True if left.
+
+    Raises OSError if the deletion fails.
+    """
+    target = _resolved(stored, obj)
+    key = _blend_key()
+    plays = SAVED_PLAYS.get(key)
+    if key and (plays is None or target in plays):
+        if target not in PENDING.setdefault(key, []):
+            PENDING[key].append(target)
+        return True
+    Path(target).unlink(missing_ok=True)
+    return False
+
+
+def flush_pending() -> list[str]:
+    """After a save of the open .blend: delete its pending files that no object in it plays.
+
+    Returns one line per file that could not be deleted.
+    """
+    note_saved_state()
+    key = _blend_key()
+    notes: list[str] = []
+    for target in PENDING.pop(key, []):
+        if target in SAVED_PLAYS.get(key, ()):
+            continue  # played again (an undo, a rename back): not superseded any more
+        try:
+            Path(target).unlink(missing_ok=True)
+        except OSError as exc:
+            notes.append(f"could not delete the previous point cache {target} ({exc.strerror}); remove it by hand")
+    return notes
+
+
+@bpy.app.handlers.persistent
+def _after_save(*_args: object) -> None:
+    if not HOLD_PENDING:
+        for note in flush_pending():
+            print(f"skinmodes: {note}")
+
+
+@bpy.app.handlers.persistent
+def _after_load(*_args: object) -> None:
+    PENDING.clear()  # the saved .blend is what is open now: its files are not superseded
+    note_saved_state()
+
+
+def register() -> None:
+    bpy.app.handlers.save_post.append(_after_save)
+    bpy.app.handlers.load_post.append(_after_load)
+
+
+def unregister() -> None:
+    for handlers, handler in ((bpy.app.handlers.save_post, _after_save), (bpy.app.handlers.load_post, _after_load)):
+        if handler in handlers:
+            handlers.remove(handler)
 
 
 def remove_abandoned_partials(folder: Path, older_than: float) -> list[Path]:
@@ -929,7 +1021,11 @@ def drop_old_bake(obj: bpy.types.Object, old: _OldBake, output: str) -> list[str
             notes.append(f"kept the previous point cache {old.file}: {old.refused}")
         else:
             try:
-                Path(bpy.path.abspath(old.file)).unlink(missing_ok=True)
+                if retire_file(obj, old.file):
+                    notes.append(
+                        f"the previous point cache {old.file} is deleted when the .blend is saved "
+                        "(the saved .blend plays it until then)"
+                    )
             except OSError as exc:
                 notes.append(
                     f"could not delete the previous point cache {old.file} ({exc.strerror}); remove it by hand"
@@ -955,7 +1051,8 @@ def clear_bake(obj: bpy.types.Object, delete_file: bool = True) -> list[str]:
             kept.append(f"kept {s.bake_file}: {refused}")
         else:
             try:
-                Path(bpy.path.abspath(s.bake_file)).unlink(missing_ok=True)
+                if retire_file(obj, s.bake_file):
+                    kept.append(f"kept {s.bake_file} until the .blend is saved: the saved .blend plays it")
             except OSError as exc:
                 raise CacheError(f"could not delete {s.bake_file} ({exc.strerror}); remove it by hand") from exc
     mod = obj.modifiers.get(CACHE_MODIFIER)

@@ -30,7 +30,7 @@ from typing import Any
 
 import bpy
 
-from . import api
+from . import api, bake
 from .bake import Interrupted
 from .core.errors import CacheError, SkinmodesError
 from .core.io.pc2 import check_writable
@@ -195,6 +195,7 @@ def save_verified(object_name: str) -> None:
     version Blender kept (``.blend1``) where that one reads whole, and reported in one line."""
     path = bpy.data.filepath
     name, backup = os.path.basename(path), path + "1"
+    bake.HOLD_PENDING.append(True)  # superseded files go only once the save reads back whole (below)
     try:
         bpy.ops.wm.save_mainfile()
     except RuntimeError as exc:  # Blender said so itself (4.2 on a full disk: "Error: Success")
@@ -204,8 +205,12 @@ def save_verified(object_name: str) -> None:
                 f"Blender could not save {name} ({failed}; a full disk?): the previous version is still in its "
                 "place; free some disk space and run the command again"
             ) from exc
+    finally:
+        bake.HOLD_PENDING.pop()
     problem = blend_problem(path, object_name)
     if not problem:
+        for note in bake.flush_pending():
+            print(f"skinmodes: {note}", file=sys.stderr)
         return
     restored = os.path.exists(backup) and not blend_problem(backup, object_name)
     if restored:

@@ -286,6 +286,18 @@ class Cancelled(SkinmodesError):
     """:func:`prepare_character` stopped between stages because its caller asked it to."""
 
 
+def _held_corners(T: np.ndarray, emb: Embedding, flags: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """(inside (k,) bool, the sorted corners of their tets or None): the flagged render vertices to hold.
+
+    T: (t, 4) tets; emb: the render vertices' embedding; flags: (k,) bool.  A
+    render vertex outside the volume (a loose vertex beyond a tail tip) was
+    moved onto its nearest tet; holding that tet would hold flesh the vertex
+    does not lie in, so it is left out.
+    """
+    inside = np.asarray(flags, dtype=bool) & ~emb.outside
+    return inside, (planted_tet_vertices(T, emb.tet, inside) if inside.any() else None)
+
+
 def prepare_character(
     inp: CharacterInput,
     subspace: SubspaceSettings = SubspaceSettings(),
@@ -341,23 +353,21 @@ def prepare_character(
     held, emb, planted = None, None, None
     if inp.planted is not None and np.shape(inp.planted) != (len(rest),):
         raise RigError(f"planted vertices need one flag per vertex ({len(rest)}), got shape {np.shape(inp.planted)}")
-    if inp.planted is not None and np.any(inp.planted):
-        # Planted feet: the corners of the tets holding them (found before the modes, which vanish there).
-        emb = embed_points(mesh.X, mesh.T, rest)
-        # A render vertex outside the volume (a loose vertex beyond a tail tip) was moved onto its
-        # nearest tet; holding that tet would hold flesh the vertex does not lie in.
-        planted = np.asarray(inp.planted, dtype=bool) & ~emb.outside
-        if planted.any():
-            held = planted_tet_vertices(mesh.T, emb.tet, planted)
-            stats["planted_vertices"] = float(len(held))
-    # Rigid parts (issue 23): a loose piece bound to one bone follows it, held like the planted feet.
-    hold = held
+    # Planted feet, and rigid parts (issue 23: a loose piece bound to one bone follows it): both hold
+    # the corners of their tets still (found before the modes, which vanish there).
     rigid = rigid_pieces(rest, inp.faces, W) if subspace.rigid_parts else None
+    if (inp.planted is not None and np.any(inp.planted)) or (rigid is not None and rigid.any()):
+        emb = embed_points(mesh.X, mesh.T, rest)
+    if inp.planted is not None and np.any(inp.planted):
+        assert emb is not None
+        planted, held = _held_corners(mesh.T, emb, inp.planted)
+        if held is not None:
+            stats["planted_vertices"] = float(len(held))
+    hold = held
     if rigid is not None and rigid.any():
-        emb = embed_points(mesh.X, mesh.T, rest) if emb is None else emb
-        rigid &= ~emb.outside
-        if rigid.any():
-            still = planted_tet_vertices(mesh.T, emb.tet, rigid)
+        assert emb is not None
+        _, still = _held_corners(mesh.T, emb, rigid)
+        if still is not None:
             stats["rigid_vertices"] = float(len(still))
             hold = still if held is None else np.union1d(held, still)
     # The momentum-leak field from a mask f (0 follows the rig, 0.5 the depth field, 1 swings the

@@ -31,16 +31,14 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .common import ROOT, Context, Timing, install_addon
+from .common import ROOT, Context, Timing, in_scratch_folder, install_addon
 
 REPEATS = 3
 QUICK_CHARACTER = "rigged_simple"  # 96 render vertices
@@ -54,12 +52,7 @@ STAGES = ("meshing", "weights", "modes", "clusters_products", "embedding", "prev
 
 
 def run(ctx: Context) -> dict:
-    # The bench's entry point points BLENDER_USER_RESOURCES at a throw-away profile.
-    work = Path(tempfile.mkdtemp(prefix="skinmodes-bench-characters-"))
-    try:
-        return _run(ctx, work)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    return in_scratch_folder("skinmodes-bench-characters-", lambda work: _run(ctx, work))
 
 
 def _run(ctx: Context, work: Path) -> dict:

@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -188,3 +190,16 @@ def markdown_table(head: list[str], rows: list[list[Any]]) -> list[str]:
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     out += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
     return [*out, ""]
+
+
+def in_scratch_folder(prefix: str, fn: Callable[[Path], Any]) -> Any:
+    """fn(folder) in a new temporary folder named ``prefix…``, removed afterwards whatever happens.
+
+    The Blender sections install the add-on there (the bench's entry point already
+    points BLENDER_USER_RESOURCES at a throw-away profile).
+    """
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        return fn(work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

@@ -27,16 +27,14 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .common import ROOT, Context, install_addon
+from .common import ROOT, Context, in_scratch_folder, install_addon
 from .peers.pinning import pin_threads
 
 QUICK_CHARACTER = "rigged_simple"
@@ -49,11 +47,7 @@ WOBBLE = (3.0, 0.2)
 
 def run(ctx: Context) -> dict:
     pin_threads()
-    work = Path(tempfile.mkdtemp(prefix="skinmodes-bench-convergence-"))
-    try:
-        return _run(ctx, work)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    return in_scratch_folder("skinmodes-bench-convergence-", lambda work: _run(ctx, work))
 
 
 def _run(ctx: Context, work: Path) -> dict:

@@ -22,14 +22,12 @@ profile, exactly as a user installs it.
 from __future__ import annotations
 
 import importlib
-import shutil
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-from .common import Context, Timing, install_addon
+from .common import Context, Timing, in_scratch_folder, install_addon
 
 FRAMES_FULL = 250
 
@@ -48,12 +46,7 @@ def _repeat(fn, repeats: int) -> Timing:
 
 
 def run(ctx: Context) -> dict:
-    # The bench's entry point points BLENDER_USER_RESOURCES at a throw-away profile.
-    work = Path(tempfile.mkdtemp(prefix="skinmodes-bench-blend-"))
-    try:
-        return _run(ctx, work)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    return in_scratch_folder("skinmodes-bench-blend-", lambda work: _run(ctx, work))
 
 
 def _run(ctx: Context, work: Path) -> dict:

@@ -30,9 +30,7 @@ A plot per character: the tip's world coordinates, rig only, ours and the refere
 from __future__ import annotations
 
 import dataclasses
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +38,7 @@ import numpy as np
 
 from core.validation.bone_jiggle import JiggleSettings, bone_tails, jiggle_bones, normalised, rest_levers, skin
 
-from .common import ROOT, Context, install_addon
+from .common import ROOT, Context, in_scratch_folder, install_addon
 
 # The bones an animator would give a jiggle add-on, per character of tools/real_characters.py.
 # Characters without an appendage are still measured (feet and core); their reference is the rig.
@@ -62,12 +60,7 @@ MAX_LAG_FRAMES = 8
 
 
 def run(ctx: Context) -> dict:
-    # The bench's entry point points BLENDER_USER_RESOURCES at a throw-away profile.
-    work = Path(tempfile.mkdtemp(prefix="skinmodes-bench-wheremoves-"))
-    try:
-        return _run(ctx, work)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    return in_scratch_folder("skinmodes-bench-wheremoves-", lambda work: _run(ctx, work))
 
 
 def character_specs(rc: Any, quick: bool) -> list[Any]:

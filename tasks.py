@@ -131,7 +131,7 @@ def cmd_lint(_: list[str]) -> int:
     # The add-on is type-checked as it ships: staged with core beside it, the
     # way Blender imports it, against the bpy stubs of the minimum version.
     stage = ROOT / "build" / "typecheck" / "skinmodes"
-    rc |= _run([str(py), "tools/build_extension.py", "stage", "--dest", str(stage)])
+    rc |= _run([str(py), "-m", "tools.build_extension", "stage", "--dest", str(stage)])
     rc |= _run([str(py), "-m", "mypy", "--config-file", "pyproject.toml", str(stage)])
     # core must import and solve in an environment that has no bpy at all.
     rc |= _run(
@@ -147,12 +147,12 @@ def cmd_lint(_: list[str]) -> int:
 
 def cmd_build(args: list[str]) -> int:
     py = ensure_env("main")
-    return _run([str(py), "tools/build_extension.py", "build", *args])
+    return _run([str(py), "-m", "tools.build_extension", "build", *args])
 
 
 def cmd_demo(args: list[str]) -> int:
     py = ensure_env("main")
-    return _run([str(py), "tools/demo.py", *args])
+    return _run([str(py), "-m", "tools.demo", *args])
 
 
 def cmd_bench(args: list[str]) -> int:

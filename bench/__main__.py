@@ -14,13 +14,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
-import sys
-import tempfile
 import time
 import traceback
 from datetime import UTC, datetime
 from pathlib import Path
+
+from testkit.blender_process import run_and_leave
 
 from . import (
     accuracy,
@@ -140,15 +139,6 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    # bpy reads this when first imported (the characters and Blender sections
-    # import it): a throw-away profile keeps the user's Blender config untouched.
-    profile = tempfile.mkdtemp(prefix="skinmodes-bench-profile-")
-    os.environ["BLENDER_USER_RESOURCES"] = profile
-    try:
-        rc = main(sys.argv[1:])
-    finally:
-        shutil.rmtree(profile, ignore_errors=True)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    # bpy (imported by the Blender section) can crash in its own teardown; our work is written.
-    os._exit(rc)
+    # The characters and Blender sections import bpy: a throw-away profile keeps the
+    # user's Blender config untouched, and the process leaves without bpy's teardown.
+    run_and_leave(main, "skinmodes-bench-profile-")

@@ -1,7 +1,7 @@
 """Section 6: real rigged characters with the default settings (issue 11).
 
 The public glTF characters of ``tests/assets/characters/`` are loaded by the
-harness of ``tools/real_characters.py`` (its docstring says how: import,
+harness of ``testkit/real_characters.py`` (its docstring says how: import,
 clip, a 1.5 s hold on the last pose, import scale) and, per character:
 
 * **time to first jiggle**: from the freshly loaded character, saved to a new
@@ -31,14 +31,15 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .common import ROOT, Context, Timing, in_scratch_folder, install_addon
+from testkit import real_characters as rc
+
+from .common import Context, Timing, in_scratch_folder, install_addon
 
 REPEATS = 3
 QUICK_CHARACTER = "rigged_simple"  # 96 render vertices
@@ -57,11 +58,7 @@ def run(ctx: Context) -> dict:
 
 def _run(ctx: Context, work: Path) -> dict:
     addon = install_addon(work)
-    tools = str(ROOT / "tools")
-    if tools not in sys.path:
-        sys.path.insert(0, tools)
     import bpy
-    import real_characters as rc
 
     if ctx.quick:
         chosen = [dataclasses.replace(rc.spec(QUICK_CHARACTER), clip=QUICK_CLIP)]

@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from testkit.build_extension import install_dev
+
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 
@@ -177,12 +179,7 @@ def install_addon(work: Path) -> ModuleType:
     The sections that import bpy run in this one process (after the others):
     the first installs, the later ones find it registered.
     """
-    tools = str(ROOT / "tools")
-    if tools not in sys.path:
-        sys.path.insert(0, tools)
-    import build_extension
-
-    return build_extension.install_dev(work)
+    return install_dev(work)
 
 
 def markdown_table(head: list[str], rows: list[list[Any]]) -> list[str]:

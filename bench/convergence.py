@@ -1,6 +1,6 @@
 """Section 10: does the solver converge, and does the answer depend on the iteration cap (issue 23)?
 
-Per real character (``tools/real_characters.py``: import, clip, hold), the
+Per real character (``testkit/real_characters.py``: import, clip, hold), the
 add-on bakes once with its defaults to sample the rig; its prepared model,
 rig samples and settings are then stepped here again through the frame
 simulation (the bake's own code path, without writing files), per material
@@ -27,14 +27,15 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .common import ROOT, Context, in_scratch_folder, install_addon
+from testkit import real_characters as rc
+
+from .common import Context, in_scratch_folder, install_addon
 from .peers.pinning import pin_threads
 
 QUICK_CHARACTER = "rigged_simple"
@@ -52,11 +53,7 @@ def run(ctx: Context) -> dict:
 
 def _run(ctx: Context, work: Path) -> dict:
     addon = install_addon(work)
-    tools = str(ROOT / "tools")
-    if tools not in sys.path:
-        sys.path.insert(0, tools)
     import bpy
-    import real_characters as rc
 
     chosen = [dataclasses.replace(rc.spec(QUICK_CHARACTER), clip=QUICK_CLIP)] if ctx.quick else list(rc.CHARACTERS)
     rows = [_character(ctx, bpy, rc, addon, c, work / c.name) for c in chosen]

@@ -50,9 +50,10 @@ def run(ctx: Context) -> dict:
 
 
 def _run(ctx: Context, work: Path) -> dict:
-    addon = install_addon(work)  # puts tools/ on sys.path too
+    addon = install_addon(work)
     import bpy
-    from creature import build_creature
+
+    from testkit.creature import build_creature
 
     api = importlib.import_module(addon.__name__ + ".api")
     character = importlib.import_module(addon.__name__ + ".character")

@@ -8,19 +8,16 @@ add-on's default target of 15k tets and at 40k.
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
 from core.geometry.tetrahedralize import tetrahedralize
 
-from .common import ROOT, Context
+from .common import Context
 
 
 def creature_surface(detail: int) -> tuple[np.ndarray, np.ndarray]:
     """The demo creature's parts as one triangle soup: V (k, 3), F (f, 3)."""
-    sys.path.insert(0, str(ROOT / "tools"))
-    from creature import tube, uv_sphere
+    from testkit.creature import tube, uv_sphere  # imports bpy: only when this section runs
 
     parts = [
         uv_sphere(detail, detail // 2 + 2, (0.42, 0.5, 0.4), (0.0, 0.1, 0.45)),

@@ -22,7 +22,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from .common import BENCH, ROOT, Timing
+from .common import ROOT, Timing
 from .peers.pinning import pinned_env
 
 
@@ -31,7 +31,7 @@ class WorkerError(RuntimeError):
 
 
 class Worker:
-    """One side's warm process (``python bench/peers/worker.py SIDE``), spoken to in JSON lines."""
+    """One side's warm process (``python -m bench.peers.worker SIDE``), spoken to in JSON lines."""
 
     def __init__(self, python: str, side: str) -> None:
         env = pinned_env()
@@ -39,7 +39,7 @@ class Worker:
         self.side = side
         self._log: IO[str] = tempfile.TemporaryFile("w+")  # its stderr: read back only to explain a failure
         self.proc = subprocess.Popen(
-            [python, str(BENCH / "peers" / "worker.py"), side],
+            [python, "-m", "bench.peers.worker", side],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._log,
@@ -125,6 +125,32 @@ def abba(a: Callable[[], float], b: Callable[[], float], rounds: int) -> dict[st
         tb += [b1, b2]
         ratios.append((a1 + a2) / (b1 + b2))
     return {"ratio": spread(ratios), "a": Timing.of(ta), "b": Timing.of(tb)}
+
+
+def palindrome(blocks: dict[str, Callable[[], float]], rounds: int) -> dict[str, Any]:
+    """``rounds`` rounds of the blocks in order and back (A B C D D C B A); each returns its own seconds.
+
+    Returns {"times": {name: Timing over every block}, "sums": {name: [X1 + X2 per round]}, "rounds"}:
+    every pair of blocks sits at mirrored places in a round, so the ratio of two names' sums, round by
+    round (:func:`paired_ratio`), is a paired figure.
+    """
+    names = list(blocks)
+    samples: dict[str, list[float]] = {k: [] for k in names}
+    sums: dict[str, list[float]] = {k: [] for k in names}
+    for _ in range(rounds):
+        this: dict[str, float] = dict.fromkeys(names, 0.0)
+        for name in [*names, *reversed(names)]:
+            s = blocks[name]()
+            samples[name].append(s)
+            this[name] += s
+        for name in names:
+            sums[name].append(this[name])
+    return {"times": {k: Timing.of(v) for k, v in samples.items()}, "sums": sums, "rounds": rounds}
+
+
+def paired_ratio(paired: dict[str, Any], a: str, b: str) -> dict[str, float]:
+    """Spread (median, quartiles, range) of the per-round (a1 + a2) / (b1 + b2)."""
+    return spread([x / y for x, y in zip(paired["sums"][a], paired["sums"][b])])
 
 
 def per_step(t: Timing, steps: int) -> Timing:

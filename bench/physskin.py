@@ -35,12 +35,10 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from core.geometry.primitives import box_tet_mesh
 from core.geometry.tetmesh import TetMesh, signed_volumes
 from core.model.materials import Material
 from core.model.rig import lbs_positions
@@ -51,17 +49,12 @@ from core.physskin.solve import PhysicsSkin
 from core.settings import core_default
 from core.subspace.eigensolve import SPDSolver
 from core.validation.scenes import chain_weights
+from testkit.limb import HEADS, JOINTS, LENGTH, POISSON, TAILS, YOUNGS, build_rig, cylinder_mesh, limb_pose
 
-from .common import Context, Timing, markdown_table, time_calls
-from .paired import spread
+from .common import Context, markdown_table, time_calls
+from .paired import paired_ratio, palindrome
 from .peers.pinning import pin_threads
 
-HEADS = np.array([[0.0, 0.0, 0.0], [2.0, 0.0, 0.0]])
-TAILS = np.array([[2.0, 0.0, 0.0], [4.0, 0.0, 0.0]])
-JOINTS = np.array([1.0, 3.0])  # the bones' weight centres: the weights blend over x in [1, 3]
-LENGTH = 4.0
-YOUNGS = 1e4  # Pa; a static solve without forces does not depend on it
-POISSON = 0.45
 BEND_DEG, TWIST_DEG = 120.0, 180.0
 
 # Cells (along, across): 2,673 / 4,400 / 5,929 vertices against the seed's 2,733 / 4,371 / 5,922.
@@ -98,59 +91,6 @@ METHODS = {
     "blended_arap": "physics, blended rotations, ARAP",
     "per_bone": "physics, per-bone rotations (seed), ν = 0.45",
 }
-
-
-def cylinder_mesh(cells_along: int, cells_across: int, length: float = LENGTH) -> TetMesh:
-    """A bar of length ``length`` along x, its square 1 x 1 section mapped onto the disk of radius 0.5."""
-    X, T = box_tet_mesh((cells_along, cells_across, cells_across), (length, 1.0, 1.0), (0.0, -0.5, -0.5))
-    u, v = 2.0 * X[:, 1], 2.0 * X[:, 2]
-    X = X.copy()
-    X[:, 1], X[:, 2] = 0.5 * u * np.sqrt(1 - v * v / 2), 0.5 * v * np.sqrt(1 - u * u / 2)
-    return TetMesh.from_arrays(X, T)
-
-
-def limb_pose(bend_deg: float, twist_deg: float) -> np.ndarray:
-    """Bone transforms (2, 3, 4): bone 1 twisted about x, then bent about z, both through the joint."""
-    b, t = np.radians(bend_deg), np.radians(twist_deg)
-    bend = np.array([[np.cos(b), -np.sin(b), 0.0], [np.sin(b), np.cos(b), 0.0], [0.0, 0.0, 1.0]])
-    twist = np.array([[1.0, 0.0, 0.0], [0.0, np.cos(t), -np.sin(t)], [0.0, np.sin(t), np.cos(t)]])
-    A = np.tile(np.eye(4)[:3], (2, 1, 1))
-    A[1, :, :3] = bend @ twist
-    A[1, :, 3] = HEADS[1] - A[1, :, :3] @ HEADS[1]
-    return A
-
-
-def build_rig(mesh: TetMesh, poisson: float) -> PhysicsRig:
-    """The pipeline's physics skin of the limb: chain weights, the default Pin Depth."""
-    mat = Material.uniform(mesh.t, YOUNGS, poisson, 1000.0)
-    W = chain_weights(mesh.X, JOINTS)
-    return PhysicsRig.build(mesh, W, HEADS, TAILS, mat.mu, mat.lam, float(core_default("pin_depth")))
-
-
-def palindrome(blocks: dict[str, Callable[[], float]], rounds: int) -> dict[str, Any]:
-    """``rounds`` rounds of the blocks in order and back (A B C D D C B A); each returns its own seconds.
-
-    Returns {"times": {name: Timing over every block}, "sums": {name: [X1 + X2 per round]}, "rounds"}:
-    every pair of blocks sits at mirrored places in a round, so the ratio of two names' sums, round by
-    round (:func:`paired_ratio`), is a paired figure.
-    """
-    names = list(blocks)
-    samples: dict[str, list[float]] = {k: [] for k in names}
-    sums: dict[str, list[float]] = {k: [] for k in names}
-    for _ in range(rounds):
-        this: dict[str, float] = dict.fromkeys(names, 0.0)
-        for name in [*names, *reversed(names)]:
-            s = blocks[name]()
-            samples[name].append(s)
-            this[name] += s
-        for name in names:
-            sums[name].append(this[name])
-    return {"times": {k: Timing.of(v) for k, v in samples.items()}, "sums": sums, "rounds": rounds}
-
-
-def paired_ratio(paired: dict[str, Any], a: str, b: str) -> dict[str, float]:
-    """Spread (median, quartiles, range) of the per-round (a1 + a2) / (b1 + b2)."""
-    return spread([x / y for x, y in zip(paired["sums"][a], paired["sums"][b])])
 
 
 def _speed_row(ctx: Context, cells: tuple[int, int], frames: int, rounds: int, every: int, repeats: int) -> dict:

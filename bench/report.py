@@ -11,6 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from .common import machines_note, markdown_table
+from .convergence import summary_rows as convergence_rows
+from .physskin import summary_rows as physskin_rows
+from .posespace import summary_rows as posespace_rows
+from .side_by_side import headline
 
 TARGETS = {
     "step_vs_fastcody": 0.5,  # our step at most half fast-cody's (issue 14)
@@ -151,16 +155,10 @@ def summary_rows(res: dict) -> list[list[str]]:
                     ]
                 )
     if "physskin" in s:
-        from .physskin import summary_rows as physskin_rows
-
         rows += physskin_rows(s["physskin"])
     if "posespace" in s:
-        from .posespace import summary_rows as posespace_rows
-
         rows += posespace_rows(s["posespace"])
     if "convergence" in s:
-        from .convergence import summary_rows as convergence_rows
-
         rows += convergence_rows(s["convergence"])
     b = s.get("blender")
     if b:
@@ -490,8 +488,6 @@ def peers_report(p: dict) -> list[str]:
     )
     prev = p.get("previous_run")
     if prev:
-        from .side_by_side import headline
-
         now = headline(p)
         common = [k for k in now if k in prev["ratios"]]
         L += [
@@ -756,7 +752,7 @@ def _characters(c: dict, plots: list[str]) -> list[str]:
     L = [
         "## 6. Real characters with default settings",
         "",
-        "Public rigged glTF characters (tests/assets/characters/CREDITS.md), loaded by tools/real_characters.py: "
+        "Public rigged glTF characters (tests/assets/characters/CREDITS.md), loaded by testkit/real_characters.py: "
         f"each clip is followed by a {c['hold_seconds']:g} s hold on its last pose, and every setting is the "
         "default.  *First jiggle*: from the freshly loaded character with an empty cache folder, Live Preview "
         f"turned on at the first frame, to the first frame stepped to whose offsets exceed {c['jiggle_threshold']:g} "

@@ -1,6 +1,6 @@
 """Section 9: where the motion goes, ours against a bone-jiggle reference (issue 31).
 
-Real characters (``tools/real_characters.py``: the clip, then a 1.5 s hold on its last
+Real characters (``testkit/real_characters.py``: the clip, then a 1.5 s hold on its last
 pose) are baked through the product's ordinary path with whatever its defaults are
 today, and the same clip is run through the bone-jiggle reference
 (``core/validation/bone_jiggle.py``: what the free Wiggle 2 / Jiggle Physics add-ons do,
@@ -30,17 +30,17 @@ A plot per character: the tip's world coordinates, rig only, ours and the refere
 from __future__ import annotations
 
 import dataclasses
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from core.validation.bone_jiggle import JiggleSettings, bone_tails, jiggle_bones, normalised, rest_levers, skin
+from testkit import real_characters as rc
 
-from .common import ROOT, Context, in_scratch_folder, install_addon
+from .common import Context, in_scratch_folder, install_addon
 
-# The bones an animator would give a jiggle add-on, per character of tools/real_characters.py.
+# The bones an animator would give a jiggle add-on, per character of testkit/real_characters.py.
 # Characters without an appendage are still measured (feet and core); their reference is the rig.
 APPENDAGES: dict[str, tuple[str, ...]] = {
     "fox": ("b_Tail01_012", "b_Tail02_013", "b_Tail03_014"),
@@ -80,11 +80,7 @@ def character_specs(rc: Any, quick: bool) -> list[Any]:
 
 def _run(ctx: Context, work: Path) -> dict:
     install_addon(work)
-    tools = str(ROOT / "tools")
-    if tools not in sys.path:
-        sys.path.insert(0, tools)
     import bpy
-    import real_characters as rc
 
     settings = JiggleSettings()
     rows = []

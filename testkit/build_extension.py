@@ -1,30 +1,28 @@
 """Stage, build and validate the skinmodes extension with Blender's own tool.
 
 The repository keeps the add-on (``skinmodes_addon/``) and the numeric core
-(``core/``) side by side; an extension needs them nested, with the manifest at
-the top.  ``stage`` assembles that layout:
+(``core/``) side by side, with a committed link ``skinmodes_addon/core ->
+../core`` so the add-on's relative imports of core resolve in the source tree;
+an extension needs core copied in, with the manifest at the top.  ``stage``
+assembles that layout:
 
     <dest>/blender_manifest.toml
     <dest>/__init__.py, props.py, ...   (from skinmodes_addon/)
-    <dest>/core/                        (from core/, imported relatively)
+    <dest>/core/                        (from core/, through the link; imported relatively)
     <dest>/wheels/*.whl                 (only for a release build)
     <dest>/LICENSE
 
 ``build`` downloads the wheels the manifest lists (into ``build/wheels``,
 reused when present), stages, and runs ``blender_ext.py build
 --split-platforms`` from the installed ``bpy`` module: one zip per platform,
-each validated with ``blender_ext.py validate``.
-
-    python tools/build_extension.py stage --dest DIR [--with-wheels]
-    python tools/build_extension.py build [--out DIR] [--platform linux-x64]
-    python tools/build_extension.py dev-zip --out FILE     # no wheels, for tests
+each validated with ``blender_ext.py validate``.  ``tools/build_extension.py``
+is its command line.
 
 Standard library only: it runs in every environment, including the lint one.
 """
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import importlib.util
 import re
@@ -42,6 +40,14 @@ WHEELS_BLOCK = re.compile(r"# BEGIN WHEELS\n.*?# END WHEELS\n", re.S)
 IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", ".*")
 # core/ rooms that only the tests and the benchmark use: never shipped.
 VALIDATION_ROOMS = ("validation",)
+
+
+def _ignore_addon(folder: str, names: list[str]) -> set[str]:
+    """What ``stage`` leaves out of skinmodes_addon/: caches, and the link to core (copied on its own)."""
+    left_out = set(IGNORE(folder, names))
+    if Path(folder).resolve() == (ROOT / "skinmodes_addon").resolve():
+        left_out.add("core")
+    return left_out
 
 
 def _ignore_core(folder: str, names: list[str]) -> set[str]:
@@ -125,7 +131,8 @@ def stage(dest: Path, with_wheels: bool = False) -> Path:
     """Assemble the extension's source tree at ``dest`` (replaced if present)."""
     if dest.exists():
         shutil.rmtree(dest)
-    shutil.copytree(ROOT / "skinmodes_addon", dest, ignore=IGNORE)
+    shutil.copytree(ROOT / "skinmodes_addon", dest, ignore=_ignore_addon)
+    # core/ itself, not the link: the same files, and a checkout without symlinks stages the same.
     shutil.copytree(ROOT / "core", dest / "core", ignore=_ignore_core)
     shutil.copy2(ROOT / "LICENSE", dest / "LICENSE")
     text = MANIFEST.read_text()
@@ -217,29 +224,3 @@ def install_dev(work: Path) -> ModuleType:
         if result != {"FINISHED"} or ADDON_MODULE not in bpy.context.preferences.addons:
             raise RuntimeError(f"the extension built at {zip_path} did not install into Blender")
     return importlib.import_module(ADDON_MODULE)
-
-
-def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    s = sub.add_parser("stage")
-    s.add_argument("--dest", type=Path, required=True)
-    s.add_argument("--with-wheels", action="store_true")
-    b = sub.add_parser("build")
-    b.add_argument("--out", type=Path, default=ROOT / "build" / "dist")
-    b.add_argument("--platform", action="append", choices=sorted(PLATFORM_TAGS))
-    d = sub.add_parser("dev-zip")
-    d.add_argument("--out", type=Path, required=True)
-    a = ap.parse_args(argv)
-    if a.cmd == "stage":
-        print(stage(a.dest, a.with_wheels))
-    elif a.cmd == "build":
-        for z in build(a.out, a.platform):
-            print(f"built {z} ({z.stat().st_size / 1e6:.1f} MB)")
-    else:
-        print(dev_zip(a.out))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

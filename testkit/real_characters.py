@@ -22,34 +22,23 @@ which would repeat the clip, are removed and reported), so "settled" can be
 measured :data:`SETTLE_SECONDS` after the rig stops.
 
 Used by ``tests/addon/test_real_characters.py`` (the add-on installed by the
-tests' fixture) and from the command line, where the add-on is installed
-into a throw-away Blender profile first::
-
-    .venvs/main/bin/python tools/real_characters.py --table [--out DIR] [--only NAME ...] [--elbow]
-
-prints a Markdown table and writes, per character, a PNG of one vertex's
-trajectory with and without secondary motion, plus ``real_characters.json``;
-``--elbow`` (alone or with ``--table``) bends CesiumMan's elbow and compares the
-volume kept by linear blend skinning and by the physics skin (:func:`elbow_volumes`).
+tests' fixture), the benchmark suite, and from the command line
+(``tools/real_characters.py``), where the add-on is installed into a
+throw-away Blender profile first.
 """
 
 from __future__ import annotations
 
-import argparse
 import importlib
-import json
 import math
-import os
-import shutil
-import sys
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from build_extension import ADDON_MODULE  # tools/: this script's folder, on sys.path for its importers too
+
+from testkit.build_extension import ADDON_MODULE, install_dev
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSETS = ROOT / "tests" / "assets" / "characters"
@@ -646,32 +635,12 @@ def elbow_volumes(bpy: Any, loaded: Loaded, elbow: ElbowSpec, work: Path) -> dic
 
 
 # ----------------------------------------------------------------------------------------------
-# Command line: table and plots
+# Installing, and the picture of one measurement
 
 
 def install_addon(work: Path) -> Any:
     """The add-on module, installed from a fresh package (BLENDER_USER_RESOURCES must already be set)."""
-    sys.path.insert(0, str(ROOT / "tools"))
-    import build_extension
-
-    return build_extension.install_dev(work)
-
-
-def markdown_table(rows: list[Measurement]) -> str:
-    head = (
-        "| character | role | size (BU) | vertices | tets | modes (s) | bake (ms/frame) "
-        "| max % | first % | settled % | NaN | messages/warnings |\n"
-        "|---|---|---|---|---|---|---|---|---|---|---|---|\n"
-    )
-    lines = []
-    for m in rows:
-        said = len(m.messages) + len(m.warnings)
-        lines.append(
-            f"| {m.name} | {m.role} | {m.size:.3g} | {m.vertices} | {m.tets} | {m.modes_seconds:.1f} "
-            f"| {m.bake_ms_per_frame:.0f} | {m.max_offset_pct:.3g} | {m.first_offset_pct:.3g} "
-            f"| {m.settled_offset_pct:.3g} | {'yes' if m.nan else 'no'} | {said} |"
-        )
-    return head + "\n".join(lines) + "\n"
+    return install_dev(work)
 
 
 def plot_tip(m: Measurement, path: Path) -> Path:
@@ -705,72 +674,3 @@ def plot_tip(m: Measurement, path: Path) -> Path:
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
-
-
-def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--table", action="store_true", help="bake every character and print the Markdown table")
-    ap.add_argument("--only", nargs="*", default=None, help="character names (default: all)")
-    ap.add_argument("--elbow", action="store_true", help="also bend CesiumMan's elbow 90°: LBS vs physics skin volume")
-    ap.add_argument("--out", type=Path, default=ROOT / "build" / "real_characters", help="folder for plots and JSON")
-    args = ap.parse_args(argv)
-    if not (args.table or args.elbow):
-        ap.print_help()
-        return 2
-    chosen = ([spec(n) for n in args.only] if args.only else list(CHARACTERS)) if args.table else []
-    work = Path(tempfile.mkdtemp(prefix="skinmodes-real-characters-"))
-    try:
-        install_addon(work)
-        import bpy
-
-        rows = []
-        for character in chosen:
-            print(f"[real characters] {character.name} ...", file=sys.stderr, flush=True)
-            rows.append(measure(bpy, character, work / character.name))
-        elbow = None
-        if args.elbow:
-            print(f"[real characters] {ELBOW.character} elbow ...", file=sys.stderr, flush=True)
-            elbow = elbow_volumes(bpy, load(bpy, spec(ELBOW.character)), ELBOW, work / "elbow")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    args.out.mkdir(parents=True, exist_ok=True)
-    if rows:
-        (args.out / "real_characters.json").write_text(json.dumps([m.summary() for m in rows], indent=1))
-    try:
-        plots = [plot_tip(m, args.out / f"{m.name}.png") for m in rows]
-    except ImportError:
-        plots = []
-        print("matplotlib is not installed: trajectories are in real_characters.json only", file=sys.stderr)
-    if rows:
-        print(markdown_table(rows))
-    for m in rows:
-        print(
-            f"- {m.name}: max offset at vertex {m.worst_vertex} (bone {m.worst_bone}) frame {m.worst_frame}; "
-            f"mesher {m.mesher}, {m.sim_vertices} simulation vertices, {m.clusters} clusters"
-        )
-        for line in m.notes + m.messages + m.warnings:
-            print(f"- {m.name}: {line}")
-    if elbow is not None:
-        print(
-            f"- elbow ({ELBOW.character}, {ELBOW.lower} turned {ELBOW.degrees:g}° about {ELBOW.axis}): "
-            f"bent limb ({elbow['tets']['limb']} tets) LBS {elbow['lbs_limb_pct']:+.2f} %, "
-            f"physics {elbow['physics_limb_pct']:+.2f} %; joint ({elbow['tets']['joint']} tets) "
-            f"LBS {elbow['lbs_joint_pct']:+.2f} % ({elbow['lbs_joint_inverted']} inverted), "
-            f"physics {elbow['physics_joint_pct']:+.2f} % ({elbow['physics_joint_inverted']} inverted)"
-        )
-    if rows:
-        print(f"wrote {args.out / 'real_characters.json'}" + "".join(f", {p}" for p in plots))
-    return 0
-
-
-if __name__ == "__main__":
-    # bpy reads this when first imported: a throw-away profile keeps the user's Blender config untouched.
-    profile = tempfile.mkdtemp(prefix="skinmodes-real-characters-profile-")
-    os.environ["BLENDER_USER_RESOURCES"] = profile
-    try:
-        rc = main(sys.argv[1:])
-    finally:
-        shutil.rmtree(profile, ignore_errors=True)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(rc)  # bpy can crash in its own teardown; everything is written

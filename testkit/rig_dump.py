@@ -1,34 +1,24 @@
 """Read real characters out of Blender into core arrays, so the core can be measured without Blender.
 
-For each character of :data:`DUMPS` (the characters of ``tools/real_characters.py``
-with their locomotion clips, and the demo creature) this writes one ``.npz``
+For each character of :data:`DUMPS` (the characters of ``testkit/real_characters.py``
+with their locomotion clips, and the demo creature) :func:`dump` writes one ``.npz``
 holding what the add-on hands the core: the :class:`core.pipeline.CharacterInput`
 fields, the bone parents, the LBS parameters of every frame of the clip and its
 hold (``p``: (frames, 12 b)), the frame range, fps and the frame the rig stops.
-``core/validation/where_it_moves.py`` reads them::
-
-    .venvs/main/bin/python tools/rig_dump.py [--out build/rigs] [--only fox_walk ...]
+``testkit/where_it_moves.py`` reads them.  ``tools/rig_dump.py`` is its command line.
 """
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import math
-import os
-import shutil
-import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import real_characters as rc
-from build_extension import ADDON_MODULE
-
-ROOT = Path(__file__).resolve().parent.parent
+from testkit import real_characters as rc
+from testkit.build_extension import ADDON_MODULE
 
 # name -> (character of real_characters.py, glTF animations of the clip); None: the demo creature.
 DUMPS: dict[str, tuple[str, tuple[str, ...]] | None] = {
@@ -47,7 +37,7 @@ DUMPS: dict[str, tuple[str, tuple[str, ...]] | None] = {
 def _loaded(bpy: Any, name: str) -> rc.Loaded:
     entry = DUMPS[name]
     if entry is None:
-        import creature
+        from testkit import creature  # imports bpy
 
         rc.reset_scene(bpy)
         obj, arm = creature.build_creature(detail=24, frames=(1, 48))
@@ -108,33 +98,3 @@ def dump(bpy: Any, name: str, path: Path) -> None:
         end=loaded.end,
         fps=loaded.fps,
     )
-
-
-def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", type=Path, default=ROOT / "build" / "rigs")
-    ap.add_argument("--only", nargs="*", default=None)
-    args = ap.parse_args(argv)
-    work = Path(tempfile.mkdtemp(prefix="skinmodes-rig-dump-"))
-    try:
-        rc.install_addon(work)
-        import bpy
-
-        for name in args.only or list(DUMPS):
-            print(f"[rig dump] {name}", file=sys.stderr, flush=True)
-            dump(bpy, name, args.out / f"{name}.npz")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return 0
-
-
-if __name__ == "__main__":
-    profile = tempfile.mkdtemp(prefix="skinmodes-rig-dump-profile-")
-    os.environ["BLENDER_USER_RESOURCES"] = profile
-    try:
-        rc_ = main(sys.argv[1:])
-    finally:
-        shutil.rmtree(profile, ignore_errors=True)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(rc_)

@@ -1,7 +1,7 @@
 """Where the secondary motion goes on real characters: region table, before and after planted feet (issue 31).
 
-Reads the core input and rig dumped by ``tools/rig_dump.py`` (``build/rigs/*.npz``),
-prepares each character with default settings, simulates its clip and hold, and
+Reads the core input and rig dumped by ``testkit/rig_dump.py`` (``build/rigs/*.npz``),
+:func:`measure` prepares each character with default settings, simulates its clip and hold, and
 prints per region (a tip, the feet on the ground, the core) the figures of
 ``core/validation/where_it_moves.py``, for three variants:
 
@@ -9,28 +9,21 @@ prints per region (a tip, the feet on the ground, the core) the figures of
 - ``planted``: the render vertices the rig puts on the ground held still;
 - ``default``: planted feet and appendages swinging from their base (the defaults now).
 
-Run::
-
-    .venvs/main/bin/python tools/rig_dump.py            # once: Blender -> build/rigs
-    .venvs/main/bin/python tools/where_it_moves.py [--only fox_walk ...]
-    .venvs/main/bin/python tools/where_it_moves.py --only fox_run --plot docs/where_it_moves_fox.png
+``tools/where_it_moves.py`` is its command line.
 """
 
 from __future__ import annotations
 
-import argparse
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from core.model.planted import body_diagonal, planted_vertices, rig_positions
+from core.pipeline import CharacterInput, FrameSimulation, SolverSettings, prepare_character
+from core.validation.where_it_moves import grounded_offset_pct, region_reports
 
-from core.model.planted import body_diagonal, planted_vertices, rig_positions  # noqa: E402
-from core.pipeline import CharacterInput, FrameSimulation, SolverSettings, prepare_character  # noqa: E402
-from core.validation.where_it_moves import grounded_offset_pct, markdown, region_reports  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 # The appendage tip tracked per dump: a tail, or a hand / the head where the character has no tail.
 TIPS = {
@@ -144,37 +137,3 @@ def plot(path: Path, out: Path) -> Path:
     fig.tight_layout()
     fig.savefig(out, dpi=110)
     return out
-
-
-def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--rigs", type=Path, default=ROOT / "build" / "rigs")
-    ap.add_argument("--only", nargs="*", default=None)
-    ap.add_argument("--plot", type=Path, default=None, help="write the picture of the first character here and stop")
-    args = ap.parse_args(argv)
-    if args.plot is not None:
-        print(plot(args.rigs / f"{(args.only or ['fox_walk'])[0]}.npz", args.plot))
-        return 0
-    rows, summary = [], []
-    for name in args.only or list(TIPS):
-        path = args.rigs / f"{name}.npz"
-        if not path.exists():
-            print(f"{path} is missing: run tools/rig_dump.py first", file=sys.stderr)
-            return 2
-        for variant, (planted, appendages) in VARIANTS.items():
-            reports, whole = measure(path, planted, appendages)
-            rows.append((name, variant, reports))
-            summary.append(
-                f"| {name} | {variant} | {whole['max']:.2f} | {whole['grounded']:.3f} | {whole['first']:.3f} "
-                f"| {whole['settled']:.3f} |"
-            )
-    print(markdown(rows))
-    print()
-    print("| character | variant | body max % | grounded max % | first frame % | settled % |")
-    print("|---|---|---|---|---|---|")
-    print("\n".join(summary))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

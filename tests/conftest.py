@@ -13,11 +13,8 @@ import os
 import shutil
 import sys
 import tempfile
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from testkit.blender_process import leave
 
 _USER_RESOURCES = tempfile.mkdtemp(prefix="skinmodes-blender-user-")
 os.environ["BLENDER_USER_RESOURCES"] = _USER_RESOURCES
@@ -29,11 +26,4 @@ def pytest_sessionfinish(session, exitstatus):
         # The bpy 4.2 module segfaults while the interpreter tears it down once an
         # extension has been installed (exit status 139 after every test passed).
         # Leave with pytest's own status once everything has been reported.
-        code = int(exitstatus)
-
-        def _leave() -> None:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(code)
-
-        atexit.register(_leave)
+        atexit.register(leave, int(exitstatus))

@@ -1,4 +1,4 @@
-"""The README's first command, ``python3.11 tasks.py demo``, keeps working (tools/demo.py).
+"""The README's first command, ``python3.11 tasks.py demo``, keeps working (``python -m tools.demo``).
 
 It runs in a subprocess into a folder of its own: the demo builds and installs
 the extension into a throw-away Blender profile, bakes headless through the
@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.mark.skipif(os.environ.get("SKINMODES_LANE") == "4.2", reason="the demo runs in the main lane")
 def test_the_demo_writes_its_files(tmp_path):
     out = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "demo.py"), "--out", str(tmp_path)],
+        [sys.executable, "-m", "tools.demo", "--out", str(tmp_path)],
+        cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=600,

@@ -92,3 +92,93 @@ def test_tests_mirror_addon_modules():
         if not (ROOT / "tests" / "addon" / f"test_{names.get(p.stem, p.stem)}.py").exists()
     ]
     assert not missing, f"add-on modules without their test module: {missing}"
+
+
+# The test kit and the add-on's link to core (issue 25, items 5 and 2).
+KIT_USERS = ("tests", "bench", "tools", "testkit")
+
+
+def kit_user_files():
+    """Every Python file of the tests, the bench, the tools, the test kit, and tasks.py."""
+    return [p for folder in KIT_USERS for p in sorted((ROOT / folder).rglob("*.py"))] + [ROOT / "tasks.py"]
+
+
+def test_the_addon_reaches_core_through_a_committed_link():
+    """skinmodes_addon/core -> ../core: the add-on's relative imports of core resolve in the source tree."""
+    import importlib.machinery
+
+    link = ADDON / "core"
+    assert link.is_symlink() and str(link.readlink()) == "../core", "skinmodes_addon/core must be a link to ../core"
+    tracked = subprocess.run(
+        ["git", "ls-files", "-s", "skinmodes_addon/core"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert tracked.stdout.startswith("120000 "), "the link must be committed as a symlink"
+    spec = importlib.machinery.PathFinder.find_spec("settings", [str(link)])
+    assert spec is not None and Path(spec.origin).resolve() == CORE / "settings.py"
+
+
+def test_nothing_edits_sys_path():
+    """Tests, bench, tools and the test kit import each other as packages from the repository root."""
+    for path in kit_user_files():
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            target = node.func.value if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else None
+            if isinstance(node, (ast.Assign, ast.AugAssign)):
+                target = node.targets[0] if isinstance(node, ast.Assign) else node.target
+                target = target.value if isinstance(target, ast.Subscript) else target
+            edits = isinstance(target, ast.Attribute) and target.attr == "path"
+            assert not (edits and isinstance(target.value, ast.Name) and target.value.id == "sys"), (path, node.lineno)
+
+
+def test_the_bpy_exit_workaround_is_written_once():
+    """Leaving without bpy's teardown is testkit.blender_process.leave; the rest call it."""
+    for path in kit_user_files():
+        if path == ROOT / "testkit" / "blender_process.py" or path.parts[-3:-1] == ("core", "io"):
+            continue  # test_atomic's forked child ends with os._exit for its own reason
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Attribute) and node.attr == "_exit" and isinstance(node.value, ast.Name):
+                assert node.value.id != "os", (path, node.lineno)
+
+
+def test_tools_are_command_lines_nothing_imports():
+    """tools/ holds thin scripts (``python -m tools.<name>``); what they share is in testkit/."""
+    for path in kit_user_files():
+        for level, module, _ in imports(path):
+            assert not (level == 0 and module.split(".")[0] == "tools"), (path, module)
+    for path in sorted((ROOT / "tools").glob("*.py")):
+        if path.stem != "__init__":
+            assert 'if __name__ == "__main__":' in path.read_text(), f"{path.name} is not a command line"
+
+
+def bench_import_graph():
+    """bench module -> the bench modules it imports (late imports included), by dotted name."""
+    paths = {".".join(p.relative_to(ROOT).with_suffix("").parts): p for p in (ROOT / "bench").rglob("*.py")}
+    graph = {}
+    for name, path in paths.items():
+        package = name if path.stem == "__init__" else name.rsplit(".", 1)[0]
+        graph[name] = set()
+        for level, module, names in imports(path):
+            if level:
+                base = package.rsplit(".", level - 1)[0] if level > 1 else package
+                module = f"{base}.{module}" if module else base
+            for target in [module, *(f"{module}.{n}" for n in names)]:
+                if target in paths and target != name:
+                    graph[name].add(target)
+    return graph
+
+
+def test_bench_has_no_import_cycle():
+    graph = bench_import_graph()
+    assert {"bench.common", "bench.report", "bench.physskin"} <= graph["bench.__main__"]  # the graph sees bench
+    state: dict[str, int] = {}
+
+    def visit(node, stack):
+        state[node] = 1
+        for target in sorted(graph[node]):
+            assert state.get(target) != 1, "bench import cycle: " + " -> ".join([*stack, node, target])
+            if target not in state:
+                visit(target, [*stack, node])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [])

@@ -1,6 +1,6 @@
 """The README's demo: build a soft creature, bake its secondary motion headless, draw the jiggle.
 
-    python3.11 tasks.py demo            # runs this with the main environment
+    python3.11 tasks.py demo            # runs this (python -m tools.demo) with the main environment
 
 Writes into ``demo_output/``:
   creature.blend              the scene, saved with the bake (Mesh Cache modifier)
@@ -16,16 +16,17 @@ a throw-away Blender user profile.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from testkit import build_extension
+from testkit.blender_process import throwaway_profile
+
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "demo_output"
-sys.path.insert(0, str(ROOT / "tools"))
 
 FRAMES = (1, 72)
 
@@ -34,12 +35,8 @@ def main() -> int:
     global OUT
     if sys.argv[1:2] == ["--out"] and len(sys.argv) > 2:
         OUT = Path(sys.argv[2]).resolve()  # the test suite runs the demo into a folder of its own
-    profile = tempfile.mkdtemp(prefix="skinmodes-demo-profile-")
-    os.environ["BLENDER_USER_RESOURCES"] = profile
-    try:
+    with throwaway_profile("skinmodes-demo-profile-"):
         return _run()
-    finally:
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 def _shown(path: Path) -> str:
@@ -48,14 +45,13 @@ def _shown(path: Path) -> str:
 
 
 def _run() -> int:
-    import build_extension
-
     t_start = time.perf_counter()
     OUT.mkdir(exist_ok=True)
     zip_path = build_extension.dev_zip(Path(tempfile.mkdtemp()) / "skinmodes-dev.zip")
     import bpy
     import numpy as np
-    from creature import build_creature
+
+    from testkit.creature import build_creature
 
     bpy.ops.extensions.package_install_files(filepath=str(zip_path), repo="user_default", enable_on_install=True)
     import importlib

@@ -1,8 +1,8 @@
 """The README's physics-skin picture: a cylinder twisted 180° at a two-bone joint, LBS beside physics skin.
 
-    .venvs/main/bin/python tools/physskin_picture.py [--out docs/physics_skin_twist.png]
+    .venvs/main/bin/python -m tools.physskin_picture [--out docs/physics_skin_twist.png]
 
-The limb of the benchmark's physics-skinning section (``bench/physskin.py``): a
+The limb of the benchmark's physics-skinning section (``testkit/limb.py``): a
 4 x 1 bar of 32 x 8 x 8 cubes (cells_per_unit 8; 2,673 vertices, 12,288 tets)
 with its section mapped onto a disk of radius 0.5, two bones meeting at x = 2,
 hat weights blending over x in [1, 3].  Bone 1 is turned 180° about the axis.
@@ -22,14 +22,12 @@ from pathlib import Path
 
 import numpy as np
 
+from core.geometry.tetmesh import boundary_faces, signed_volumes
+from core.model.rig import lbs_positions
+from core.validation.scenes import chain_weights
+from testkit.limb import JOINTS, POISSON, build_rig, cylinder_mesh, limb_pose
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from bench.physskin import JOINTS, POISSON, build_rig, cylinder_mesh, limb_pose  # noqa: E402
-from core.geometry.tetmesh import boundary_faces, signed_volumes  # noqa: E402
-from core.model.rig import lbs_positions  # noqa: E402
-from core.validation.scenes import chain_weights  # noqa: E402
-
 OUT = ROOT / "docs" / "physics_skin_twist.png"
 CELLS = (32, 8)  # cells_per_unit 8 on the 4 x 1 bar
 STRIPES = 8  # sectors of the rest angle around the axis, alternately light and dark

@@ -1,6 +1,6 @@
 """Run the ``skinmodes`` command with the bpy module (tests, the demo, pipelines without a Blender binary).
 
-    python tools/skinmodes_cli.py bake --blend shot.blend --object Body --frames 1-120 --output pc2
+    python -m tools.skinmodes_cli bake --blend shot.blend --object Body --frames 1-120 --output pc2
 
 It is the same entry point as ``blender -b shot.blend --command skinmodes bake ...``: the extension's
 ``cli.main``.  The extension must be installed in this Blender user profile; with ``--install ZIP`` it
@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import importlib
 import os
-import shutil
 import sys
+
+from testkit.blender_process import leave
 
 
 def main(argv: list[str]) -> int:
@@ -48,14 +49,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    code = main(sys.argv[1:])
-    sys.stdout.flush()
-    sys.stderr.flush()
-    import bpy  # already imported by main(): only its temp folder is needed here
-
-    # os._exit skips Blender's own clean-up, which would remove its session temp folder.
-    shutil.rmtree(bpy.app.tempdir, ignore_errors=True)
-    # The bpy 4.2 module can crash while the interpreter tears it down after an
-    # extension was installed (seen here: SIGSEGV after a clean run).  The work
-    # is done and flushed, so leave without teardown and keep the exit code.
-    os._exit(code)
+    leave(main(sys.argv[1:]))

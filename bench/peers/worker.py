@@ -1,4 +1,4 @@
-"""A warm process for one side of a paired measurement: ``python bench/peers/worker.py SIDE``.
+"""A warm process for one side of a paired measurement: ``python -m bench.peers.worker SIDE``.
 
 SIDE is ``ours`` (run with the main environment's interpreter), ``fastcody``
 or ``simkit`` (the bench-only one).  The bench (``bench/paired.py``) starts
@@ -28,24 +28,23 @@ The first reply, before any command, reports the thread pinning.
 from __future__ import annotations
 
 import gc
+import importlib
 import json
 import os
 import sys
 import traceback
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
 RUNNERS = {"ours": "ours_runner", "fastcody": "fastcody_runner", "simkit": "simkit_runner"}
 
 
 def main(side_name: str) -> int:
     reply = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # everything else printed (Python or C++) goes to stderr
-    sys.path.insert(0, str(HERE))
     import numpy as np
-    from pinning import pin_threads
 
-    module = __import__(RUNNERS[side_name])
+    from bench.peers.pinning import pin_threads
+
+    module = importlib.import_module(f"bench.peers.{RUNNERS[side_name]}")
     side = module.Side()
     pinning = pin_threads()  # after the side's imports, so that every loaded OpenBLAS is pinned
 

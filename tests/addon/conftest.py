@@ -11,21 +11,15 @@ use_factory_startup=True)``, which keeps add-ons registered.
 from __future__ import annotations
 
 import importlib
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tools"))
-
-ADDON_MODULE = "bl_ext.user_default.skinmodes"
+from testkit import build_extension
+from testkit.build_extension import ADDON_MODULE
 
 
 @pytest.fixture(scope="session")
 def dev_zip(tmp_path_factory):
-    import build_extension
-
     return build_extension.dev_zip(tmp_path_factory.mktemp("dist") / "skinmodes-dev.zip")
 
 
@@ -62,7 +56,8 @@ def bpy_scene(addon):
 def creature(addon, tmp_path):
     """A small creature (about 600 vertices) with a 4-bone chain and a 24-frame hop."""
     import bpy
-    from creature import build_creature
+
+    from testkit.creature import build_creature
 
     obj, arm = build_creature(detail=16, frames=(1, 24))
     s = obj.skinmodes

@@ -14,10 +14,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_cli(dev_zip, tmp_path, *args):
-    """tools/skinmodes_cli.py with ``args``, the add-on installed from ``dev_zip`` into a profile under tmp_path."""
+    """``python -m tools.skinmodes_cli ARGS``, the add-on installed from ``dev_zip`` into a profile under tmp_path."""
     env = dict(os.environ, BLENDER_USER_RESOURCES=str(tmp_path / "profile"), OPENBLAS_NUM_THREADS="1")
-    cmd = [sys.executable, str(ROOT / "tools" / "skinmodes_cli.py"), "--install", str(dev_zip), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    cmd = [sys.executable, "-m", "tools.skinmodes_cli", "--install", str(dev_zip), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600, cwd=ROOT)
 
 
 def evaluated(bpy, obj):

@@ -17,13 +17,13 @@ from pathlib import Path
 
 import pytest
 
+from testkit import build_extension
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def linux_zip(tmp_path_factory):
-    import build_extension
-
     (z,) = build_extension.build(tmp_path_factory.mktemp("dist"), platforms=["linux-x64"])
     return z
 
@@ -70,7 +70,7 @@ def test_linux_package_has_core_nested_and_the_linux_wheels(linux_zip):
 
 def test_linux_package_installs_and_its_wheels_import_inside_blender(linux_zip, tmp_path):
     script = textwrap.dedent(f"""
-        import os, sys
+        import importlib.machinery, importlib.util, os, sys
         import bpy
         bpy.ops.extensions.package_install_files(filepath={str(linux_zip)!r}, repo="user_default",
                                                  enable_on_install=True)
@@ -78,9 +78,14 @@ def test_linux_package_installs_and_its_wheels_import_inside_blender(linux_zip, 
         profile = os.environ["BLENDER_USER_RESOURCES"]
         site = [p for p in sys.path if p.startswith(profile) and p.endswith("site-packages")]
         assert site, sys.path
-        sys.path.insert(0, site[0])
         for name in [m for m in list(sys.modules) if m.split(".")[0] in ("scipy", "wildmeshing")]:
             del sys.modules[name]
+        # Blender puts the extension's site-packages after the environment's: load the two from it
+        # by path (their submodules follow their package's __path__).
+        for name in ("scipy", "wildmeshing"):
+            spec = importlib.machinery.PathFinder.find_spec(name, [site[0]])
+            sys.modules[name] = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(sys.modules[name])
         import scipy.sparse.linalg, wildmeshing
         for mod in (scipy, wildmeshing):
             assert mod.__file__.startswith(site[0]), mod.__file__

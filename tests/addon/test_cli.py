@@ -11,7 +11,8 @@ from tests.addon.helpers import run_cli
 @pytest.fixture
 def shot(addon, tmp_path):
     import bpy
-    from creature import build_creature
+
+    from testkit.creature import build_creature
 
     obj, _ = build_creature(detail=12, frames=(1, 12))
     obj.skinmodes.target_tets = 2000

@@ -1,5 +1,5 @@
 """Issue 23, item 6c: one size.  The bake summary's ``max_offset_percent`` and its guard messages, the
-panel's Character Size and the real-character harness (tools/real_characters.py, the README's table)
+panel's Character Size and the real-character harness (testkit/real_characters.py, the README's table)
 all use one "character's size": twice the largest distance of the simulated volume from its centre
 (core.dynamics.simulator.character_size), which the solver's tolerance also uses and which does not
 change when the character turns.  Before, the harness and the README took the bounding-box diagonal
@@ -8,7 +8,8 @@ change when the character turns.  Before, the harness and the README took the bo
 import math
 
 import numpy as np
-import real_characters as rc  # tools/, put on sys.path by tests/addon/conftest.py
+
+from testkit import real_characters as rc
 
 
 def test_the_summary_the_panel_and_the_harness_give_one_size(addon, creature, tmp_path):

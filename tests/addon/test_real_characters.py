@@ -2,7 +2,7 @@
 
 Five public glTF characters (tests/assets/characters/CREDITS.md) are imported
 as an animator would, baked through the Python API with every setting at its
-default, and measured by tools/real_characters.py: offsets are ``baked -
+default, and measured by testkit/real_characters.py: offsets are ``baked -
 rig-only`` world positions in % of the character's size (the bake summary's).  Each clip is followed
 by a 1.5 s hold on its last pose.
 
@@ -28,7 +28,8 @@ import os
 
 import numpy as np
 import pytest
-import real_characters as rc  # tools/, put on sys.path by tests/addon/conftest.py
+
+from testkit import real_characters as rc
 
 pytestmark = pytest.mark.slow
 # The plausibility of the motion is the solver's, the same in every Blender; the 4.2 lane bakes the

@@ -2,7 +2,7 @@
 
 Locomotion clips that then stop (a 1.5 s hold on the last pose), baked through the
 Python API with every setting at its default, offsets ``baked - rig-only`` in % of
-the character's size (the bake summary's; tools/real_characters.py's harness):
+the character's size (the bake summary's; testkit/real_characters.py's harness):
 
 - the appendage tip (a tail, else a hand) peaks at >= 1 % of the size: it follows through;
 - vertices the rig puts on the ground (within 1 % of the size of that frame's lowest
@@ -10,7 +10,7 @@ the character's size (the bake summary's; tools/real_characters.py's harness):
 - plausibility as before: max <= 25 %, first frame <= 1 %, settled <= 1 % one second
   after the rig stops.
 
-Before issue 31 the fox's tail tip moved 0.02 % and its paws 3-5 % (tools/where_it_moves.py).
+Before issue 31 the fox's tail tip moved 0.02 % and its paws 3-5 % (python -m tools.where_it_moves).
 """
 
 import math
@@ -18,7 +18,8 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-import real_characters as rc  # tools/, put on sys.path by tests/addon/conftest.py
+
+from testkit import real_characters as rc
 
 pytestmark = pytest.mark.slow
 
@@ -45,7 +46,7 @@ CASES = {
 def _load(bpy, name):
     base, actions, _ = CASES[name]
     if base is None:
-        from creature import build_creature
+        from testkit.creature import build_creature
 
         rc.reset_scene(bpy)
         obj, arm = build_creature(detail=24, frames=(1, 48))

@@ -16,14 +16,14 @@ from tests.addon.conftest import addon, bpy_scene, creature, dev_zip, fresh_scen
 from tests.safety import faults
 
 # What Blender does for ``blender -b FILE --command skinmodes ...``: the extension, installed in the
-# profile, is enabled at start-up; then its command runs.  (tools/skinmodes_cli.py --install prints
+# profile, is enabled at start-up; then its command runs.  (python -m tools.skinmodes_cli --install prints
 # the install's own status line on stdout first.)
 COMMAND = """
 import importlib, os, sys, bpy
 bpy.ops.preferences.addon_enable(module="bl_ext.user_default.skinmodes")
 code = importlib.import_module("bl_ext.user_default.skinmodes.cli").main(sys.argv[1:])
 sys.stdout.flush(); sys.stderr.flush()
-os._exit(code)  # as tools/skinmodes_cli.py leaves (the bpy 4.2 module can crash in its teardown)
+os._exit(code)  # as testkit.blender_process.leave does (the bpy 4.2 module can crash in its teardown)
 """
 
 
@@ -54,7 +54,9 @@ def installed(dev_zip, shot, tmp_path):  # noqa: F811 - the imported fixture, re
 
 def run_command(tmp_path, *args, env=None, tool=False):
     """The command in its own process, with the profile :func:`installed` made (``tool``: through
-    tools/skinmodes_cli.py instead, which takes ``--install``)."""
+    ``python -m tools.skinmodes_cli`` instead, which takes ``--install``)."""
     full = dict(os.environ, BLENDER_USER_RESOURCES=str(tmp_path / "profile"), OPENBLAS_NUM_THREADS="1", **(env or {}))
-    entry = [str(faults.ROOT / "tools" / "skinmodes_cli.py")] if tool else ["-c", COMMAND]
-    return subprocess.run([sys.executable, *entry, *args], capture_output=True, text=True, env=full, timeout=600)
+    entry = ["-m", "tools.skinmodes_cli"] if tool else ["-c", COMMAND]
+    return subprocess.run(
+        [sys.executable, *entry, *args], capture_output=True, text=True, env=full, timeout=600, cwd=faults.ROOT
+    )

@@ -78,10 +78,10 @@ def read_only(path: Path) -> Iterator[bool]:
 
 
 def start_cli(dev_zip: Path, profile: Path, *args: str) -> subprocess.Popen[str]:
-    """``tools/skinmodes_cli.py ARGS`` in a new process (the extension installed into ``profile``)."""
+    """``python -m tools.skinmodes_cli ARGS`` in a new process (the extension installed into ``profile``)."""
     env = dict(os.environ, BLENDER_USER_RESOURCES=str(profile), OPENBLAS_NUM_THREADS="1")
-    cmd = [sys.executable, str(ROOT / "tools" / "skinmodes_cli.py"), "--install", str(dev_zip), *args]
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    cmd = [sys.executable, "-m", "tools.skinmodes_cli", "--install", str(dev_zip), *args]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
 
 
 def wait_for(proc: subprocess.Popen[str], found: Callable[[], object], timeout: float = 300.0) -> object:

@@ -297,7 +297,8 @@ def test_implausible_motion_raise_the_wobble(addon, tmp_path):
     even critical damping lags 50% of the size behind the rig.)
     """
     import bpy
-    from creature import build_creature
+
+    from testkit.creature import build_creature
 
     obj, _arm = build_creature(detail=16, frames=(1, 24), hop=0.6)
     s = obj.skinmodes

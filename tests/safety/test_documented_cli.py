@@ -23,9 +23,9 @@ HEADLESS = README.split("### Headless and farm bakes", 1)[1].split("\n## ", 1)[0
 
 
 def readme_commands():
-    """The README's command lines: ``blender -b ...`` in code blocks, ``python tools/skinmodes_cli.py ...`` inline."""
+    """The README's command lines: ``blender -b ...`` in code blocks, ``python -m tools.skinmodes_cli ...`` inline."""
     found = re.findall(r"^(blender -b .*--command skinmodes .*)$", README, re.M)
-    found += re.findall(r"`(python tools/skinmodes_cli\.py [^`]*)`", README)
+    found += re.findall(r"`(python -m tools\.skinmodes_cli [^`]*)`", README)
     assert len(found) >= 2, found
     return found
 
@@ -49,8 +49,8 @@ def adapt(words, folder, name, dev_zip):
     if words[:2] == ["blender", "-b"]:  # blender -b FILE --command skinmodes ARGS
         blend, rest = words[2], words[words.index("skinmodes") + 1 :]
         return [*rest, "--blend", blend], False
-    assert words[:2] == ["python", "tools/skinmodes_cli.py"], words
-    return words[2:], True
+    assert words[:3] == ["python", "-m", "tools.skinmodes_cli"], words
+    return words[3:], True
 
 
 @pytest.fixture

@@ -18,7 +18,8 @@ FRAMES = 2000
 @pytest.fixture
 def long_shot(addon, tmp_path):
     import bpy
-    from creature import build_creature
+
+    from testkit.creature import build_creature
 
     obj, _arm = build_creature(detail=16, frames=(1, FRAMES))
     s = obj.skinmodes

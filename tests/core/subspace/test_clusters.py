@@ -140,8 +140,7 @@ def test_a_rescaled_mesh_gets_the_same_labels(scale):
 
 
 _CHILD = """
-import hashlib, sys
-sys.path.insert(0, sys.argv[1])
+import hashlib
 from core.subspace.clusters import skinning_clusters
 from tests.core.subspace.test_clusters import smooth_modes, three_parts
 mesh = three_parts()
@@ -160,7 +159,7 @@ def test_labels_do_not_depend_on_thread_count_or_hash_seed():
     for threads, hash_seed in (("1", "1"), ("2", "2")):
         env = dict(os.environ, OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads, PYTHONHASHSEED=hash_seed)
         out = subprocess.run(
-            [sys.executable, "-c", _CHILD, str(ROOT)], env=env, capture_output=True, text=True, check=True
+            [sys.executable, "-c", _CHILD], cwd=ROOT, env=env, capture_output=True, text=True, check=True
         )
         assert out.stdout.strip() == here
 

@@ -4,7 +4,8 @@ Registers the settings, the add-on preferences, the material presets, the
 panel in the 3D Viewport's sidebar (tab "Secondary Motion"), the operators,
 the live-preview handlers, the save and load handlers that delete
 superseded point caches once the .blend is saved, and the ``skinmodes`` command-line command.
-``unregister`` removes every one of them.
+``unregister`` removes every one of them and clears the per-process registries
+(``registry.reset``).
 
 Scripts reach the Python API as ``import skinmodes_api`` however the
 extension was installed (``bl_ext.<repository>.skinmodes.api``): the alias
@@ -15,9 +16,10 @@ from __future__ import annotations
 
 import sys
 
-from . import api, bake, cli, material_presets, operators, preferences, preview, props, ui
+from . import api, cli, material_presets, operators, preferences, preview, props, registry, ui
+from .bake import deletion
 
-MODULES = (props, preferences, material_presets, operators, ui, preview, bake, cli)
+MODULES = (props, preferences, material_presets, operators, ui, preview, deletion, cli)
 # The name scripts import the API by, whichever repository holds the extension.
 API_ALIAS = "skinmodes_api"
 
@@ -34,3 +36,4 @@ def unregister() -> None:
         del sys.modules[API_ALIAS]
     for module in reversed(MODULES):
         module.unregister()
+    registry.reset()  # sessions, jobs, errors and pending deletions of this process: none survive a disable

@@ -21,14 +21,14 @@ from typing import Any
 
 import bpy
 
-from .bake import BakeJob
-from .bake import clear_bake as _clear_bake
+from .bake.job import BakeJob
+from .bake.outputs import clear_bake as _clear_bake
 from .core.errors import SkinmodesError
 from .core.settings import names as setting_names
 from .core.settings import validate_all
 from .props import scene_of
 from .props import settings as _settings
-from .session import build_session
+from .session.session import build_session
 
 # Every user setting of core/settings.py (the stage "ui" preset included).
 SETTABLE = frozenset(setting_names())

@@ -30,12 +30,13 @@ from typing import Any
 
 import bpy
 
-from . import api, bake
-from .bake import Interrupted
+from . import api
+from .bake.deletion import flush_pending
 from .core.errors import CacheError, SkinmodesError
 from .core.io.pc2 import check_writable
 from .core.settings import PRESETS, SETTINGS
-from .session import PROGRESS_LISTENERS, STOP_REQUESTS
+from .registry import HOLD_PENDING, PROGRESS_LISTENERS, STOP_REQUESTS
+from .session.signals import Interrupted
 
 OUTPUT_NAMES = {"pc2": "PC2", "shapekeys": "SHAPE_KEYS", "shape_keys": "SHAPE_KEYS"}
 
@@ -195,7 +196,7 @@ def save_verified(object_name: str) -> None:
     version Blender kept (``.blend1``) where that one reads whole, and reported in one line."""
     path = bpy.data.filepath
     name, backup = os.path.basename(path), path + "1"
-    bake.HOLD_PENDING.append(True)  # superseded files go only once the save reads back whole (below)
+    HOLD_PENDING.append(True)  # superseded files go only once the save reads back whole (below)
     try:
         bpy.ops.wm.save_mainfile()
     except RuntimeError as exc:  # Blender said so itself (4.2 on a full disk: "Error: Success")
@@ -206,10 +207,10 @@ def save_verified(object_name: str) -> None:
                 "place; free some disk space and run the command again"
             ) from exc
     finally:
-        bake.HOLD_PENDING.pop()
+        HOLD_PENDING.pop()
     problem = blend_problem(path, object_name)
     if not problem:
-        for note in bake.flush_pending():
+        for note in flush_pending():
             print(f"skinmodes: {note}", file=sys.stderr)
         return
     restored = os.path.exists(backup) and not blend_problem(backup, object_name)
@@ -288,7 +289,7 @@ def _signals_interrupt() -> Iterator[None]:
 
     SIGTERM's default would end the process on the spot and leave the
     bake's temporary file behind.  The handler only records the signal
-    (``session.STOP_REQUESTS``); the work stops at its next checkpoint
+    (``registry.STOP_REQUESTS``); the work stops at its next checkpoint
     (between preparation stages, between frames, before the bake replaces
     anything) and unwinds through its own clean-up.  Raising where the signal
     lands could strike between creating a temporary file and recording it.

@@ -1,7 +1,7 @@
 """Operators: Compute Modes and Bake (modal from the UI, Esc cancels), Clear Bake, Create Editable Mask, Show Mode.
 
 Compute Modes from the UI reads the character on the main thread, prepares it
-on a worker thread (session.ModesJob) and installs the session when a timer
+on a worker thread (session.jobs.ModesJob) and installs the session when a timer
 finds it done; Live Preview starts the same job.  ``execute`` (scripts,
 headless) does the same steps in the calling thread.
 """
@@ -17,22 +17,15 @@ import bpy
 import numpy as np
 
 from . import preview
-from .bake import BakeJob, clear_bake
+from .bake.job import BakeJob
+from .bake.outputs import clear_bake
 from .character import armature_modifier, renumbering_modifiers
 from .core.errors import SkinmodesError
 from .core.geometry.embedding import interpolate
 from .props import active_mesh, scene_of, settings
-from .session import (
-    ModesJob,
-    Session,
-    build_session,
-    current_session,
-    finish_job,
-    forget_job,
-    object_by_uid,
-    running_job,
-    start_job,
-)
+from .registry import SHADING_BEFORE
+from .session.jobs import ModesJob, finish_job, forget_job, running_job, start_job
+from .session.session import Session, build_session, current_session, object_by_uid
 
 MODE_ATTRIBUTE = "skinmodes_mode"
 
@@ -414,11 +407,9 @@ class SKINMODES_OT_create_mask(bpy.types.Operator):
         return {"FINISHED"}
 
 
-# The viewport shading Show Mode replaced, per View3DShading (keyed by its address), so Hide Mode
-# puts back exactly what was there.  Addresses mean nothing in another file: preview.on_load forgets them.
+# The viewport shading Show Mode shows a mode in; what it replaced is kept in registry.SHADING_BEFORE.
 # (type, color_type); Any: the stubs type each as its own Literal of enum items.
 MODE_SHADING: tuple[Any, Any] = ("SOLID", "VERTEX")
-SHADING_BEFORE: dict[int, tuple[Any, Any]] = {}
 
 
 def view3d_shadings(screens: list[bpy.types.Screen | None]) -> list[bpy.types.View3DShading]:

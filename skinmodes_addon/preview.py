@@ -38,30 +38,13 @@ from bpy.app.handlers import persistent
 
 from .character import place_after_armature, renumbering_modifiers
 from .core.errors import SkinmodesError
-from .props import SkinmodesSettings, scene_of, settings
-from .session import (
-    OFFSET_ATTRIBUTE,
-    PREVIEW_MODIFIER,
-    build_session,
-    cancel_jobs,
-    clear_sessions,
-    current_session,
-    finish_job,
-    is_busy,
-    object_by_uid,
-    running_job,
-    sample_range,
-    session_for,
-)
+from .props import LIVE_PREVIEW_TOGGLED, SkinmodesSettings, scene_of, settings
+from .registry import ERRORS, RESAMPLING, SHOWN, STARTING, forget_objects
+from .session.jobs import finish_job, running_job
+from .session.muting import OFFSET_ATTRIBUTE, PREVIEW_MODIFIER, is_busy
+from .session.session import build_session, current_session, object_by_uid, sample_range, session_for
 
 NODE_GROUP = "Skinmodes Offset"
-# Last error per object, shown in the panel (handlers cannot report).
-ERRORS: dict[int, str] = {}
-# Per object: the (frame, session key) whose offsets the pre-frame handler wrote.
-SHOWN: dict[int, tuple[int, str]] = {}
-# Objects whose modes job is about to start, and whose rig is being sampled, on a timer.
-_STARTING: set[int] = set()
-_RESAMPLING: set[int] = set()
 # Seconds of rig sampling per timer tick: the rest of the tick is Blender's, so the UI stays responsive.
 RESAMPLE_BUDGET = 0.05
 
@@ -326,9 +309,9 @@ def request_modes(obj: bpy.types.Object) -> None:
     operators.  The job is Compute Modes' modal one (status bar, Esc).
     """
     uid = obj.session_uid
-    if uid in _STARTING or running_job(obj) is not None:
+    if uid in STARTING or running_job(obj) is not None:
         return
-    _STARTING.add(uid)
+    STARTING.add(uid)
     bpy.app.timers.register(functools.partial(_start_modes, uid), first_interval=0.0)
 
 
@@ -337,7 +320,7 @@ def _window_showing(obj: bpy.types.Object) -> bpy.types.Window | None:
 
 
 def _start_modes(uid: int) -> None:
-    _STARTING.discard(uid)
+    STARTING.discard(uid)
     obj = object_by_uid(uid)
     if obj is None or not settings(obj).live_preview or running_job(obj) is not None:
         return None
@@ -379,8 +362,8 @@ def give_up(uid: int, message: str) -> None:
 
 def _schedule_resample(obj: bpy.types.Object) -> None:
     uid = obj.session_uid
-    if uid not in _RESAMPLING:
-        _RESAMPLING.add(uid)
+    if uid not in RESAMPLING:
+        RESAMPLING.add(uid)
         bpy.app.timers.register(functools.partial(_resample, uid), first_interval=0.05)
 
 
@@ -394,7 +377,7 @@ def _resample(uid: int) -> float | None:
     scene = scene_of(bpy.context)
     session = session_for(obj) if obj is not None else None
     if obj is None or session is None or not settings(obj).live_preview:
-        _RESAMPLING.discard(uid)
+        RESAMPLING.discard(uid)
         return None
     try:
         f = scene.frame_current
@@ -410,11 +393,11 @@ def _resample(uid: int) -> float | None:
             refresh(obj, scene)
     except SkinmodesError as exc:
         ERRORS[uid] = str(exc)
-        _RESAMPLING.discard(uid)
+        RESAMPLING.discard(uid)
         return None
     if session.missing_frames(session.end):
         return 0.0
-    _RESAMPLING.discard(uid)
+    RESAMPLING.discard(uid)
     return None
 
 
@@ -468,14 +451,9 @@ def on_depsgraph_update(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) 
 
 @persistent
 def on_load(_filepath: str = "") -> None:
-    # Sessions and jobs belong to the previous file; previews rebuild on the next frame change.
-    from .operators import SHADING_BEFORE  # late import: operators imports this module
-
-    cancel_jobs()
-    clear_sessions()
-    ERRORS.clear()
-    SHOWN.clear()
-    SHADING_BEFORE.clear()  # Show Mode's memory of view addresses
+    # Sessions, jobs and Show Mode's view addresses belong to the previous file; previews rebuild on the
+    # next frame change.
+    forget_objects()
 
 
 def on_toggle(group: SkinmodesSettings, context: bpy.types.Context) -> None:
@@ -512,6 +490,7 @@ def register() -> None:
     for handler_list, fn in HANDLERS:
         if fn not in handler_list:
             handler_list.append(fn)
+    LIVE_PREVIEW_TOGGLED.append(on_toggle)
 
 
 def unregister() -> None:
@@ -520,4 +499,5 @@ def unregister() -> None:
         for h in list(handler_list):
             if h is fn or (getattr(h, "__module__", None) == fn.__module__ and h.__name__ == fn.__name__):
                 handler_list.remove(h)  # type: ignore[arg-type]
-    clear_sessions()
+    while on_toggle in LIVE_PREVIEW_TOGGLED:
+        LIVE_PREVIEW_TOGGLED.remove(on_toggle)

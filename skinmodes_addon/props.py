@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 import bpy
@@ -53,10 +54,14 @@ def _mark_custom(self: SkinmodesSettings, _context: bpy.types.Context) -> None:
         self["material_preset"] = [c.id for c in BY_NAME["material_preset"].choices].index("CUSTOM")
 
 
-def _toggle_preview(self: SkinmodesSettings, context: bpy.types.Context) -> None:
-    from . import preview  # late import: preview imports this module
+# Told (settings, context) when Live Preview is switched on or off: the preview adds its own
+# handler on register (props imports nothing of the add-on, so the preview is not named here).
+LIVE_PREVIEW_TOGGLED: list[Callable[[SkinmodesSettings, bpy.types.Context], None]] = []
 
-    preview.on_toggle(self, context)
+
+def _toggle_preview(self: SkinmodesSettings, context: bpy.types.Context) -> None:
+    for listener in list(LIVE_PREVIEW_TOGGLED):
+        listener(self, context)
 
 
 def blender_property(st: Setting) -> Any:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import bpy
 
-from . import preview
 from .character import armature_modifier
 from .core.settings import BY_NAME
 from .material_presets import SKINMODES_MT_material_presets
 from .props import active_mesh, default_cache_dir, settings
-from .session import session_for
+from .registry import ERRORS
+from .session.session import session_for
 
 # The material preset button shows the object's own preset: "Jelly", …, or "Custom".
 PRESET_LABELS = {c.id: c.label for c in BY_NAME["material_preset"].choices}
@@ -39,7 +39,7 @@ class SKINMODES_PT_main(_Panel, bpy.types.Panel):
             layout.label(text="Parent to an armature (Ctrl+P)")
             return
         layout.label(text=f"Rig: {mod.object.name}", icon="ARMATURE_DATA")
-        err = preview.ERRORS.get(obj.session_uid)
+        err = ERRORS.get(obj.session_uid)
         if err:
             box = layout.box()
             box.label(text=err, icon="ERROR")

@@ -3,7 +3,9 @@
 - core never imports bpy and imports itself relatively (it ships nested in the extension);
 - each room of core/ says what it holds, and the shipped rooms never import the validation room;
 - every module has a test module at the mirrored path:
-  core/<room>/<m>.py -> tests/core/<room>/test_<m>.py, skinmodes_addon/<m>.py -> tests/addon/test_<m>.py.
+  core/<room>/<m>.py -> tests/core/<room>/test_<m>.py, skinmodes_addon/<m>.py -> tests/addon/test_<m>.py,
+  skinmodes_addon/<room>/<m>.py -> tests/addon/<room>/test_<m>.py;
+- the add-on has no import cycle, late imports included, and its settings import nothing of it.
 The built zip leaving the validation room out is checked in tests/addon/test_build.py.
 """
 
@@ -64,7 +66,7 @@ def test_every_room_says_what_it_holds():
 
 def test_the_shipped_code_never_imports_the_validation_room():
     """The zip leaves core/validation out, so nothing shipped may import it."""
-    shipped = [p for p in core_modules() if "validation" not in p.relative_to(CORE).parts] + sorted(ADDON.glob("*.py"))
+    shipped = [p for p in core_modules() if "validation" not in p.relative_to(CORE).parts] + addon_modules()
     for path in shipped:
         for level, module, names in imports(path):
             assert "validation" not in module.split(".") and "validation" not in names, (path, module)
@@ -83,14 +85,79 @@ def test_tests_mirror_core_modules():
     assert not missing, f"core modules without their test module: {missing}"
 
 
+def addon_modules():
+    """The add-on's own modules, its rooms' included (not the core it ships, nor its presets)."""
+    return sorted(p for p in ADDON.rglob("*.py") if p.relative_to(ADDON).parts[0] not in ("core", "presets"))
+
+
+def addon_name(path):
+    """An add-on module's dotted name inside the add-on ("session.jobs"; "" for the add-on itself)."""
+    parts = path.relative_to(ADDON).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def addon_import_graph():
+    """Add-on module -> the add-on modules it imports, by dotted name.
+
+    Every relative import counts, function-level ones included (a late
+    import dodges a cycle at import time, not in the design); ``from . import x``
+    names module x where there is one.  Imports of the shipped core are not
+    add-on modules.
+    """
+    paths = {addon_name(p): p for p in addon_modules()}
+    graph = {}
+    for name, path in paths.items():
+        package = name.split(".") if path.stem == "__init__" and name else name.split(".")[:-1]
+        package = [part for part in package if part]
+        graph[name] = set()
+        for level, module, names in imports(path):
+            if level == 0:
+                continue
+            base = package[: len(package) - (level - 1)] + [part for part in module.split(".") if part]
+            for target in [".".join([*base, n]) for n in names if ".".join([*base, n]) in paths] or [".".join(base)]:
+                if target in paths and target.split(".")[0] != "core":
+                    graph[name].add(target)
+    return graph
+
+
+def test_the_addon_has_no_import_cycle():
+    graph = addon_import_graph()
+    assert {"session.jobs", "bake.job", "registry"} <= graph.keys()  # the graph sees the rooms
+    done, path = set(), []
+
+    def visit(name):
+        if name in path:
+            raise AssertionError(f"import cycle in the add-on: {' -> '.join([*path[path.index(name) :], name])}")
+        if name in done:
+            return
+        path.append(name)
+        for target in sorted(graph[name]):
+            visit(target)
+        path.pop()
+        done.add(name)
+
+    for name in sorted(graph):
+        visit(name)
+
+
+def test_the_settings_and_the_registry_import_nothing_of_the_addon():
+    """props and registry sit at the bottom: any module may import them, they import none."""
+    graph = addon_import_graph()
+    assert graph["props"] == set() and graph["registry"] == set()
+
+
 def test_tests_mirror_addon_modules():
-    """Every add-on module has tests/addon/test_<module>.py (registration is __init__'s)."""
-    names = {"__init__": "register"}
-    missing = [
-        f"tests/addon/test_{names.get(p.stem, p.stem)}.py"
-        for p in sorted(ADDON.glob("*.py"))
-        if not (ROOT / "tests" / "addon" / f"test_{names.get(p.stem, p.stem)}.py").exists()
-    ]
+    """Every add-on module has its test module: skinmodes_addon/<m>.py -> tests/addon/test_<m>.py,
+    skinmodes_addon/<room>/<m>.py -> tests/addon/<room>/test_<m>.py (registration is __init__'s)."""
+    missing = []
+    for p in addon_modules():
+        rel = p.relative_to(ADDON)
+        if rel.parent != Path(".") and p.stem == "__init__":
+            continue  # a room's front door: its modules are tested where they are
+        stem = "register" if rel == Path("__init__.py") else p.stem
+        test = ROOT / "tests" / "addon" / rel.parent / f"test_{stem}.py"
+        if not test.exists():
+            missing.append(str(test.relative_to(ROOT)))
     assert not missing, f"add-on modules without their test module: {missing}"
 
 

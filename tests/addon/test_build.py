@@ -58,6 +58,8 @@ def test_every_wheel_is_imported_by_the_addon_or_needed_by_one_that_is():
 def test_linux_package_has_core_nested_and_the_linux_wheels(linux_zip):
     names = zipfile.ZipFile(linux_zip).namelist()
     assert "blender_manifest.toml" in names and "__init__.py" in names and "core/dynamics/simulator.py" in names
+    # The add-on's rooms travel with it.
+    assert {"registry.py", "session/__init__.py", "session/jobs.py", "bake/__init__.py", "bake/job.py"} <= set(names)
     # Every shipped room is there; the validation room (reference, scenes) is not.
     rooms = {n.split("/")[1] for n in names if n.startswith("core/") and n.count("/") == 2}
     assert {"geometry", "model", "subspace", "dynamics", "io"} <= rooms

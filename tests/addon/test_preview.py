@@ -45,7 +45,7 @@ def test_the_rig_is_resampled_in_slices_and_the_frame_on_screen_is_shown(addon, 
     assert not session.missing_frames(session.end)
     assert scene.frame_current == 12  # sampling restores the frame
     assert np.array_equal(shown_offsets(obj), expected)
-    assert obj.session_uid not in preview._RESAMPLING
+    assert obj.session_uid not in addon.registry.RESAMPLING
 
 
 def test_a_preview_that_cannot_get_its_modes_turns_off_and_says_why(addon, creature):

@@ -86,7 +86,7 @@ def test_any_exception_inside_the_shape_key_commit_rolls_back(addon, shot, monke
         made.append(len([k for k in obj.data.shape_keys.key_blocks if k.name.startswith("skinmodes.")]))
         raise error("injected")
 
-    monkeypatch.setattr(addon.bake, "fcurves_of", fail)
+    monkeypatch.setattr(addon.bake.outputs, "fcurves_of", fail)
     job = addon.bake.BakeJob(bpy.context, obj, output="SHAPE_KEYS")
     for _ in job.steps():
         pass

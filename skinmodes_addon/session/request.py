@@ -1,0 +1,156 @@
+"""Reading an object, its settings and its training poses out of Blender into a request (main thread).
+
+A :class:`SessionRequest` holds plain Python and numpy data only, so it can
+be handed to a worker thread (see ``jobs``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import cast
+
+import bpy
+import numpy as np
+
+from ..character import (
+    RigBinding,
+    armature_input,
+    check_object,
+    check_stable_topology,
+    nan_weights_error,
+    read_character,
+    sample_rig,
+    vertex_group_weights,
+)
+from ..core.errors import CacheError, SkinmodesError
+from ..core.io.pc2 import check_writable
+from ..core.pipeline import CharacterInput, MaterialSettings, SolverSettings, SubspaceSettings, check_frame_range
+from ..props import SkinmodesSettings, settings
+from .cache_paths import cache_folder
+from .core_settings import material_settings, solver_settings, subspace_settings
+from .muting import busy, outputs_muted
+from .staleness import Geometry, settings_snapshot
+
+
+@dataclass(frozen=True, eq=False)  # holds arrays: never compared
+class PoseRequest:
+    """A training pose as read on the main thread: its frame, rig parameters (12 b,), contact kind
+    ("AUTO", "GROUP", "NONE") and the contact as the pipeline takes it ("auto", a mask (k,), None)."""
+
+    frame: int
+    p: np.ndarray
+    kind: str
+    contact: str | np.ndarray | None
+
+
+@dataclass(frozen=True, eq=False)  # holds arrays: never compared
+class SessionRequest:
+    """Everything :func:`prepare` needs, read out of Blender on the main thread.
+
+    Plain Python and numpy data only, so it can be handed to a worker thread:
+    bpy is not thread-safe, and nothing after :func:`read_request` touches it
+    until :func:`install_session`.
+    """
+
+    object_name: str
+    object_uid: int
+    character: CharacterInput
+    binding: RigBinding
+    subspace: SubspaceSettings
+    material: MaterialSettings
+    cache: Path | None  # None: the cache folder is not writable
+    cache_note: str  # why there is no cache, or ""
+    solver: SolverSettings
+    start: int
+    end: int
+    geometry: Geometry
+    snapshot: tuple[object, ...]
+    poses: tuple[PoseRequest, ...] = ()
+
+
+def read_poses(
+    obj: bpy.types.Object, s: SkinmodesSettings, scene: bpy.types.Scene, binding: RigBinding, start: int
+) -> tuple[PoseRequest, ...]:
+    """The object's training poses: the rig sampled at each pose's frame, and its contact (main thread;
+    the caller has muted skinmodes' outputs and restores the frame).  Refuses, in one line naming the
+    pose, a frame used twice, the rest frame and a missing or NaN contact group."""
+    out: list[PoseRequest] = []
+    seen: set[int] = set()
+    for pose in s.poses:
+        f = int(pose.frame)
+        if f in seen:
+            raise SkinmodesError(f"frame {f} is a training pose twice; remove one of them in the Pose-Space panel")
+        if f == start:
+            raise SkinmodesError(
+                f"frame {f} is the rest frame (the start of the frame range; pre-roll comes before it), "
+                "always pose 0; remove it from the training poses"
+            )
+        seen.add(f)
+        contact: str | np.ndarray | None = None
+        if pose.contact == "AUTO":
+            contact = "auto"
+        elif pose.contact == "GROUP":
+            name = pose.contact_group
+            if not name or obj.vertex_groups.get(name) is None:
+                raise SkinmodesError(
+                    f"the contact group '{name}' of the pose at frame {f} is not a vertex group of '{obj.name}'; "
+                    "pick one or set its contact to Automatic"
+                )
+            with armature_input(obj) as obj_in:
+                contact = vertex_group_weights(obj_in, [name])[:, 0]
+            if not np.isfinite(contact).all():
+                raise nan_weights_error(obj, name, f"the contact group of the pose at frame {f}")
+        scene.frame_set(f)
+        p, _ = sample_rig(obj, binding, bpy.context.evaluated_depsgraph_get())
+        out.append(PoseRequest(frame=f, p=p, kind=str(pose.contact), contact=contact))
+    return tuple(out)
+
+
+def read_request(
+    obj: bpy.types.Object, scene: bpy.types.Scene, frames: tuple[int, int] | None = None
+) -> SessionRequest:
+    """Read the character and its settings (main thread).
+
+    frames: the range to simulate (default: the object's settings).  Sets the
+    scene to the first frame while reading (the rest frame is the object's
+    transform there) and restores the frame after.  Creates nothing on disk:
+    the cache folder is made when the first cache file is written.
+    """
+    check_object(obj)
+    s = settings(obj)
+    start, end = check_frame_range(*(frames if frames is not None else s.frame_range(scene)))
+    original = scene.frame_current
+    with busy():
+        try:
+            with outputs_muted(obj):
+                # Refused up front, before any heavy work; ends on the start frame, the rest frame.
+                check_stable_topology(obj, scene, (end, (start + end) // 2, start))
+                scene.frame_set(start)
+                inp, binding = read_character(obj, s, scene, start)
+                poses = read_poses(obj, s, scene, binding, start)
+        finally:
+            scene.frame_set(original)
+    cache: Path | None = cache_folder(s)
+    note = ""
+    try:
+        check_writable(cast(Path, cache), create=False)
+    except CacheError:
+        note = f"cache folder {cache} is not writable; modes are not cached"
+        cache = None
+    return SessionRequest(
+        object_name=obj.name,
+        object_uid=obj.session_uid,
+        character=inp,
+        binding=binding,
+        subspace=subspace_settings(s),
+        material=material_settings(s),
+        cache=cache,
+        cache_note=note,
+        solver=solver_settings(s, scene),
+        start=start,
+        end=end,
+        geometry=Geometry.of(obj),
+        snapshot=settings_snapshot(s),
+        poses=poses,
+    )

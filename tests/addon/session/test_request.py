@@ -1,0 +1,58 @@
+"""Reading an object and its settings into a request: nothing is created on disk, an unwritable cache
+is said once, and bad training poses are refused in one line before any work."""
+
+import pytest
+
+
+def test_reading_creates_no_cache_folder(addon, creature, tmp_path):
+    session_mod = addon.session
+    obj, _, scene = creature
+    request = session_mod.read_request(obj, scene)
+    assert request.cache == tmp_path / "cache" and request.cache_note == ""
+    assert not (tmp_path / "cache").exists()
+    session_mod.install_session(obj, request, session_mod.prepare(request))
+    assert any((tmp_path / "cache").iterdir())  # made when the first cache file was written
+
+
+def test_an_unwritable_cache_is_said_once_and_modes_still_compute(addon, creature, tmp_path):
+    session_mod = addon.session
+    obj, _, scene = creature
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file where the folder should be")
+    obj.skinmodes.cache_dir = str(blocker / "cache") + "/"
+    lines = []
+    session = session_mod.build_session(obj, scene, log=lines.append)
+    assert session.prepared.stats["modes"] == 8
+    assert [line for line in lines if "not writable" in line] == [
+        f"cache folder {blocker / 'cache'} is not writable; modes are not cached"
+    ]
+    assert blocker.read_text() == "a file where the folder should be"
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        ("twice", "frame 12 is a training pose twice; remove one of them in the Pose-Space panel"),
+        ("rest", "frame 1 is the rest frame (the start of the frame range; pre-roll comes before it), always pose 0"),
+        ("no group", "the contact group 'gone' of the pose at frame 12 is not a vertex group"),
+    ],
+)
+def test_bad_training_poses_are_refused_in_one_line_and_change_nothing(addon, creature, setup, message):
+    import bpy
+
+    from tests.addon.helpers import full_fingerprint
+
+    session_mod = addon.session
+    obj, _, scene = creature
+    s = obj.skinmodes
+    frames = {"twice": [12, 12], "rest": [1], "no group": [12]}[setup]
+    for f in frames:
+        pose = s.poses.add()
+        pose.frame = f
+        if setup == "no group":
+            pose.contact, pose.contact_group = "GROUP", "gone"
+    before = full_fingerprint(bpy, obj)
+    with pytest.raises(addon.core.errors.SkinmodesError) as refused:
+        session_mod.build_session(obj, scene)
+    assert str(refused.value).startswith(message) and "\n" not in str(refused.value)
+    assert full_fingerprint(bpy, obj) == before

@@ -206,7 +206,7 @@ class SkinmodesSettings(bpy.types.PropertyGroup):
     bake_key: status(StringProperty, "Bake Key", "Hash of the inputs the bake was made from")  # type: ignore[valid-type]
     bake_action: status(StringProperty, "Bake Action", "Shape-key action created by the bake")  # type: ignore[valid-type]
     bake_warning: status(StringProperty, "Bake Warning", "The simulation guard's first warning, if any")  # type: ignore[valid-type]
-    # What Clear Bake may delete: only files skinmodes wrote for this object (see bake.clear_bake).
+    # What Clear Bake may delete: only files skinmodes wrote for this object (see bake.deletion).
     bake_files: status(StringProperty, "Baked Files", "Files skinmodes wrote for this object, one per line")  # type: ignore[valid-type]
 
     def frame_range(self, scene: bpy.types.Scene) -> tuple[int, int]:

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from core.geometry.tetmesh import TetMesh, signed_volumes
+from core.linalg.spd import SPDSolver
 from core.model.materials import Material
 from core.model.rig import lbs_positions
 from core.physskin.assignment import assign_tets
@@ -47,7 +48,6 @@ from core.physskin.rig import PhysicsRig
 from core.physskin.rotations import blended_rotations, tet_rotations
 from core.physskin.solve import PhysicsSkin
 from core.settings import core_default
-from core.subspace.eigensolve import SPDSolver
 from core.validation.scenes import chain_weights
 from testkit.limb import HEADS, JOINTS, LENGTH, POISSON, TAILS, YOUNGS, build_rig, cylinder_mesh, limb_pose
 

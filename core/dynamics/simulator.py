@@ -95,12 +95,13 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from ..errors import SimulationError
+from ..geometry.size import character_size
+from ..linalg import rows
+from ..linalg.polar import rotation_rows
 from ..model.fem import scalar_laplacian
-from ..model.rig import lbs_basis
+from ..model.rig import lbs_basis, rig_matrix
 from ..settings import BY_NAME
-from ..subspace.reduced import ReducedModel, cluster_gradient_operator, rig_matrix
-from . import rows
-from .polar import rotation_rows
+from ..subspace.reduced import ReducedModel, cluster_gradient_operator
 
 ARMIJO = 1e-4
 MAX_BACKTRACKS = 30
@@ -313,12 +314,6 @@ def _twists(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     with np.errstate(divide="ignore"):
         w = np.where(den > 0.0, 2.0 / np.maximum(den, 1e-300), np.inf)
     return t / np.sqrt(2.0), w
-
-
-def character_size(X: np.ndarray) -> float:
-    """Twice the largest distance of a vertex from the centroid, X (n, 3): invariant under rotations."""
-    X = np.asarray(X, dtype=np.float64)
-    return 2.0 * float(np.sqrt(np.max(np.sum((X - X.mean(axis=0)) ** 2, axis=1))))
 
 
 class Simulator:

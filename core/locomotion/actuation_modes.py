@@ -18,10 +18,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..geometry.tetmesh import TetMesh
+from ..linalg.eigensolve import constrained_eigenmodes
 from ..model.constraint import normalization
 from ..model.fem import corotational_rest_hessian
 from ..model.materials import Material
-from ..subspace.eigensolve import constrained_eigenmodes
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ by factors of 2 and signs): with the rotations fixed E is the quadratic
     F = A_M Zt / h^2 + mass_Y g^T + sum_c P[c] R_c^T + sum_c (K[c] abar) Omega_c^T
 
 (P, K from ``covariance.py``); with Z fixed each rotation is the polar factor
-of its cluster covariance, det fixed to +1 (``dynamics.polar.rotation``).
+of its cluster covariance, det fixed to +1 (``linalg.polar.rotation``).
 Both steps are exact minimisations, so the energy evaluated at the optimal
 rotations never rises; an iteration that raises it beyond round-off stops the
 step at the lower iterate and says so (``StepReport.energy_rose``).
@@ -37,8 +37,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..dynamics.polar import rotation
 from ..errors import SimulationError
+from ..linalg.polar import rotation
 from .ground import ConstrainedQuadratic, GroundPlane, contact_constraints, multipliers
 from .model import LocomotionModel
 

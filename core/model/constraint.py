@@ -107,6 +107,16 @@ def weight_space_constraint(X: np.ndarray, rig: Rig, masses: np.ndarray, leak: n
     raise TypeError(f"unsupported rig type {type(rig).__name__}")
 
 
+def stick_rows(vertices: np.ndarray, masses: np.ndarray) -> sp.csr_matrix:
+    """Weight-space stick rows (c x n): m_v e_v^T for each contact vertex v (vertices (c,), masses (n,)).
+
+    Scaled by the vertex mass like the complementarity rows, so the constraint basis
+    equilibrates both kinds alike.
+    """
+    v = np.asarray(vertices, dtype=np.int64)
+    return sp.csr_matrix((masses[v], (np.arange(len(v)), v)), shape=(len(v), len(masses)))
+
+
 def constraint_basis(A: sp.spmatrix, mass: np.ndarray) -> np.ndarray:
     """An M-orthonormal basis Y (n x k) with span(M Y) = rowspace(A), redundancy removed.
 

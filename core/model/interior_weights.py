@@ -16,7 +16,7 @@ import numpy as np
 
 from ..geometry.surface import closest_surface_points
 from ..geometry.tetmesh import TetMesh, boundary_faces
-from ..subspace.eigensolve import factorize_spd
+from ..linalg.spd import factorize_spd
 from .fem import scalar_laplacian
 from .rig import normalize_weights
 

@@ -10,7 +10,7 @@ several times stiffer.  The fox's 16 modes put one mode, 4x stiffer than the
 slowest, on the tail; its paws moved 1.3-3 % of the body and its tail 0.02 %.
 
 Holding the planted flesh still removes those modes from the subspace: the
-weight-space stick rows ``e_v^T W = 0`` of :mod:`core.posespace.contact`,
+weight-space stick rows ``e_v^T W = 0`` of :func:`core.model.constraint.stick_rows`,
 stacked under the complementarity rows, make u_v = 0 for every mode, so a
 planted vertex follows the rig exactly and the slowest remaining motion (a
 tail, a belly, an arm) is the one calibrated to the wobble frequency.
@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..posespace.contact import stick_rows
+from .constraint import stick_rows
 
 # Height above the lowest point, as a share of the body diagonal, that counts as on the ground.
 HEIGHT = 0.01

@@ -117,6 +117,11 @@ def transforms_from_parameters(p: np.ndarray) -> np.ndarray:
     return np.asarray(p, dtype=np.float64).reshape(-1, 3, 4)
 
 
+def rig_matrix(p: np.ndarray) -> np.ndarray:
+    """P (4b x 3) from rig parameters p (12b,): P[4b + k, i] = A_b[i, k]."""
+    return np.asarray(p, dtype=np.float64).reshape(-1, 3, 4).transpose(0, 2, 1).reshape(-1, 3)
+
+
 def rest_parameters(bones: int) -> np.ndarray:
     """Parameters of the rest pose: identity transforms, (12b,)."""
     return rig_parameters(np.tile(np.eye(4)[:3], (bones, 1, 1)))

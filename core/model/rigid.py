@@ -4,7 +4,7 @@ A robot made of separate rigid plates, a helmet, a buckle or an eye is modelled
 as a loose piece (a connected component of the surface) whose every vertex is
 bound to one bone at full weight.  The rig says it is rigid; giving it secondary
 motion makes a plate wobble about its bone.  The physics skin already pins such
-vertices (:data:`core.physskin.assignment.RIGID_WEIGHT`); the secondary motion
+vertices (:data:`RIGID_WEIGHT`); the secondary motion
 holds them with the same weight-space stick rows as planted feet
 (:func:`core.model.planted.planted_rows`): every mode vanishes at the corners of
 the tets holding them, so they follow their bone exactly.
@@ -22,7 +22,12 @@ import numpy as np
 
 from ..errors import SkinmodesError
 from ..geometry.surface import clean_surface
-from ..physskin.assignment import RIGID_WEIGHT
+
+# A vertex is bound to one bone alone when its heaviest normalised weight is at
+# least this: below 1 by the rounding of 8- and 16-bit weights in glTF and FBX
+# files.  The physics skin pins such vertices wherever they lie
+# (core/physskin/assignment.py says why).
+RIGID_WEIGHT = 0.999
 
 
 def vertex_pieces(rest: np.ndarray, faces: np.ndarray) -> np.ndarray:

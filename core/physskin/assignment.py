@@ -15,6 +15,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
 from ..geometry.tetmesh import boundary_faces
+from ..model.rigid import RIGID_WEIGHT
 
 # A vertex is pinned only where the rig says it follows one bone: its heaviest
 # weight is at least this share of the most that bone has anywhere.  Pinning a
@@ -25,16 +26,6 @@ from ..geometry.tetmesh import boundary_faces
 # that a bone whose weights are blended everywhere (a smooth-weighted spine)
 # still pins its most firmly bound flesh.
 PIN_WEIGHT = 0.95
-# A vertex bound to one bone alone (its heaviest weight at least this) is pinned
-# wherever it lies, skin included: the rig says it moves rigidly with that bone, and
-# the physics skin then acts only where the weights blend.  Without this rule the
-# mesher's glue between parts that nearly touch (RobotExpressive's head and lower
-# arm) carries the arm's 90° swings into the rigidly bound head through the ARAP
-# energy: the head's skin left its bone by 6.7 % of the body diagonal (render
-# vertices, over the walk); with it, the largest correction is 1.2 %, at a blended
-# joint.  CesiumMan's bent elbow is unchanged to 0.01 % (volume kept).  Below 1 by
-# the rounding of 8- and 16-bit weights in glTF and FBX files.
-RIGID_WEIGHT = 0.999
 
 
 def segment_distances(P: np.ndarray, heads: np.ndarray, tails: np.ndarray) -> np.ndarray:
@@ -112,6 +103,14 @@ def choose_pins(
     top = np.zeros(W.shape[1])
     np.maximum.at(top, bone, heaviest)
     alone = heaviest >= PIN_WEIGHT * top[bone]
+    # A vertex bound to one bone alone (its heaviest weight at least RIGID_WEIGHT) is pinned
+    # wherever it lies, skin included: the rig says it moves rigidly with that bone, and
+    # the physics skin then acts only where the weights blend.  Without this rule the
+    # mesher's glue between parts that nearly touch (RobotExpressive's head and lower
+    # arm) carries the arm's 90° swings into the rigidly bound head through the ARAP
+    # energy: the head's skin left its bone by 6.7 % of the body diagonal (render
+    # vertices, over the walk); with it, the largest correction is 1.2 %, at a blended
+    # joint.  CesiumMan's bent elbow is unchanged to 0.01 % (volume kept).
     pinned = (alone & (~on_segment | (d_bone <= depth * (d_bone + d_surface)))) | (heaviest >= RIGID_WEIGHT)
     # A bone whose flesh got no pin (a bone outside the mesh, a thin part): its closest
     # vertex among those bound to it alone.

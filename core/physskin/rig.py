@@ -31,8 +31,7 @@ import numpy as np
 
 from ..geometry.embedding import Embedding, interpolate
 from ..geometry.tetmesh import TetMesh
-from ..model.rig import lbs_basis, normalize_weights
-from ..subspace.reduced import rig_matrix
+from ..model.rig import lbs_basis, normalize_weights, rig_matrix
 from .assignment import choose_pins
 from .rotations import blended_rotations
 from .solve import TOLERANCE, PhysicsSkin

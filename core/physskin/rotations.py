@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from ..dynamics.polar import rotation
+from ..linalg.polar import rotation
 
 
 def bone_rotations(transforms: np.ndarray) -> np.ndarray:

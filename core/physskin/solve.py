@@ -63,10 +63,10 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from ..dynamics.polar import cofactors
 from ..geometry.tetmesh import TetMesh
+from ..linalg.polar import cofactors
+from ..linalg.spd import SPDSolver, factorize_spd
 from ..model.fem import deformation_gradient_operator, scalar_laplacian
-from ..subspace.eigensolve import SPDSolver, factorize_spd
 
 _VEC_I = np.eye(3).ravel()
 # How far the conjugate gradients reduce the starting residual.  1e-6 left position

@@ -8,10 +8,11 @@ at the contact: *stick* (S_k u = 0, the contact vertices do not move) or *slide*
 (N_k^T S_k u = 0, they move only tangentially).  A skinning basis moves vertex v
 by Σ_q w_q(v) T_q [X_v; 1] with each T_q a free affine map, so u_v = 0 for every
 T_q exactly when every weight vanishes there: stick is the weight-space row
-e_v^T W = 0, one per contact vertex, stacked under the complementarity rows.  A
-slide row couples the 12 entries of each T_q through the normal, which scalar
-weight rows cannot express; it would need a constraint on the reduced
-coordinates inside the solver, so only stick is built.
+e_v^T W = 0, one per contact vertex, stacked under the complementarity rows
+(:func:`core.model.constraint.stick_rows`).  A slide row couples the 12 entries
+of each T_q through the normal, which scalar weight rows cannot express; it
+would need a constraint on the reduced coordinates inside the solver, so only
+stick is built.
 
 Detection: surface vertices closer than ``distance`` in the posed shape whose
 rest positions are at least ``separation`` times farther apart: two sheets of
@@ -21,7 +22,6 @@ skin the pose brought together, not neighbours along the same sheet.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.spatial import cKDTree
 
 from ..geometry.tetmesh import boundary_faces
@@ -56,13 +56,3 @@ def contact_vertices(
     a, b = surface[pairs[:, 0]], surface[pairs[:, 1]]
     apart = np.linalg.norm(X[a] - X[b], axis=1) > separation * distance
     return np.unique(np.concatenate([a[apart], b[apart]]))
-
-
-def stick_rows(vertices: np.ndarray, masses: np.ndarray) -> sp.csr_matrix:
-    """Weight-space stick rows (c x n): m_v e_v^T for each contact vertex v (vertices (c,), masses (n,)).
-
-    Scaled by the vertex mass like the complementarity rows, so the constraint basis
-    equilibrates both kinds alike.
-    """
-    v = np.asarray(vertices, dtype=np.int64)
-    return sp.csr_matrix((masses[v], (np.arange(len(v)), v)), shape=(len(v), len(masses)))

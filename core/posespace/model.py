@@ -27,7 +27,7 @@ from ..errors import SubspaceError
 from ..geometry.tetmesh import TetMesh
 from ..model.fem import scalar_laplacian
 from ..model.materials import Material
-from ..model.rig import LBSRig, lbs_basis, rig_parameters
+from ..model.rig import LBSRig, lbs_basis, rest_parameters
 from ..subspace.reduced import ReducedModel, cluster_gradient_operator
 from . import rbf
 from .align import Alignment, align_bases
@@ -91,11 +91,6 @@ class PoseSpaceModel:
     def at(self, p: np.ndarray) -> tuple[ReducedModel, np.ndarray]:
         """:meth:`blend` at rig parameters p (12 b,)."""
         return self.blend(self.pose_weights(p))
-
-
-def rest_pose(bones: int) -> np.ndarray:
-    """Rig parameters (12 b,) of the rest pose: every bone map the identity."""
-    return rig_parameters(np.tile(np.eye(4)[:3], (bones, 1, 1)))
 
 
 def assemble_pose_space(
@@ -162,7 +157,7 @@ def build_pose_space(
     if rest.rig_weights is None:
         raise SubspaceError("pose-space modes need an LBS rig: its bones define the poses")
     b = rest.rig_weights.shape[1]
-    zero = rest_pose(b)
+    zero = rest_parameters(b)
     poses = np.atleast_2d(np.asarray(poses, dtype=np.float64))
     if poses.shape[1] != 12 * b:
         raise SubspaceError(f"each pose needs {12 * b} rig parameters, got {poses.shape[1]}")

@@ -24,10 +24,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..geometry.tetmesh import TetMesh
+from ..model.constraint import stick_rows
 from ..model.materials import Material
 from ..model.rig import Rig
 from ..subspace.skinning_modes import SkinningModes, skinning_eigenmodes
-from .contact import stick_rows
 
 
 def posed_skinning_modes(

@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg as sla
 
-from ..dynamics.polar import rotation_svd
 from ..errors import SubspaceError
+from ..linalg.polar import rotation_svd
 
 
 def pose_features(p: np.ndarray) -> np.ndarray:

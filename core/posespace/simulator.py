@@ -25,7 +25,7 @@ import numpy as np
 
 from ..dynamics.simulator import SimState, SimulationSettings, Simulator, StepReport
 from ..errors import SimulationError
-from ..subspace.reduced import rig_matrix
+from ..model.rig import rig_matrix
 from .model import PoseSpaceModel
 
 

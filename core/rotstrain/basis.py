@@ -20,9 +20,9 @@ import scipy.linalg as sla
 
 from ..errors import SubspaceError
 from ..geometry.tetmesh import TetMesh
+from ..linalg.eigensolve import constrained_eigenmodes
 from ..model.fem import corotational_rest_hessian
 from ..model.materials import Material
-from ..subspace.eigensolve import constrained_eigenmodes
 from .coordinates import displacement_gradients
 from .poisson import PoissonReconstruction
 

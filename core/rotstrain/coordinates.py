@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dynamics.polar import rotation
 from ..geometry.tetmesh import TetMesh
+from ..linalg.polar import rotation
 
 
 def displacement_gradients(mesh: TetMesh, U: np.ndarray) -> np.ndarray:

@@ -16,8 +16,8 @@ import scipy.sparse as sp
 
 from ..errors import SimulationError
 from ..geometry.tetmesh import TetMesh
+from ..linalg.spd import factorize_spd
 from ..model.fem import scalar_gradient_operator, scalar_laplacian
-from ..subspace.eigensolve import factorize_spd
 
 
 def gradient_rhs_operator(mesh: TetMesh) -> sp.csr_matrix:

@@ -49,11 +49,6 @@ from .skinning_modes import ritz, skinning_eigenmodes
 SLOWEST_ROUNDS = 4
 
 
-def rig_matrix(p: np.ndarray) -> np.ndarray:
-    """P (4b x 3) from rig parameters p (12b,): P[4b + k, i] = A_b[i, k]."""
-    return np.asarray(p, dtype=np.float64).reshape(-1, 3, 4).transpose(0, 2, 1).reshape(-1, 3)
-
-
 def cluster_gradient_operator(mesh: TetMesh, labels: np.ndarray, tet_weights: np.ndarray) -> sp.csr_matrix:
     """Gc D (3r x n): weighted cluster average of the per-tet scalar gradient.
 

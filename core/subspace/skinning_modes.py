@@ -15,11 +15,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..geometry.tetmesh import TetMesh
+from ..linalg.eigensolve import canonical_signs, constrained_eigenmodes
 from ..model.constraint import constraint_basis, weight_space_constraint
 from ..model.fem import corotational_weight_space_hessian
 from ..model.materials import Material
 from ..model.rig import Rig
-from .eigensolve import _canonical_signs, constrained_eigenmodes
 
 # An extra weight keeps to the subspace when at least this share of its M-norm lies outside the
 # eigenmodes and the constraint: below it the column would be round-off.
@@ -162,4 +162,4 @@ def ritz(W: np.ndarray, Hw: sp.spmatrix, masses: np.ndarray) -> tuple[np.ndarray
     """
     S = W.T @ (Hw @ W)
     lam, Q = np.linalg.eigh(0.5 * (S + S.T))
-    return _canonical_signs(W @ Q, np.asarray(masses, dtype=np.float64)), np.maximum(lam, 0.0)
+    return canonical_signs(W @ Q, np.asarray(masses, dtype=np.float64)), np.maximum(lam, 0.0)

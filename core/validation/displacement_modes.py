@@ -14,11 +14,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..geometry.tetmesh import TetMesh
+from ..linalg.eigensolve import constrained_eigenmodes
 from ..model.constraint import complementarity_matrix, constraint_basis
 from ..model.fem import corotational_rest_hessian
 from ..model.materials import Material
 from ..model.rig import Rig
-from ..subspace.eigensolve import constrained_eigenmodes
 
 
 @dataclass(frozen=True)

@@ -30,14 +30,15 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-from ..dynamics.polar import rotation
-from ..dynamics.simulator import REST_STATES, character_size
+from ..dynamics.simulator import REST_STATES
 from ..errors import SimulationError
+from ..geometry.size import character_size
 from ..geometry.tetmesh import TetMesh
+from ..linalg.polar import rotation
+from ..linalg.spd import factorize_spd
 from ..model.constraint import complementarity_matrix, constraint_basis
 from ..model.materials import Material
 from ..model.rig import Rig
-from ..subspace.eigensolve import factorize_spd
 
 # Twist matrices of Kim & Eberle (Dynamic Deformables, 2020): the rotation
 # gradient dR/dF has eigenvectors U T_k V^T / sqrt(2) with eigenvalues

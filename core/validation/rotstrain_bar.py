@@ -26,9 +26,10 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..dynamics.polar import rotation
 from ..geometry.primitives import bar_tet_mesh
 from ..geometry.tetmesh import TetMesh
+from ..linalg.polar import rotation
+from ..linalg.spd import factorize_spd
 from ..model.fem import lumped_mass
 from ..model.materials import Material
 from ..rotstrain.basis import ReducedFit, extended_basis, linear_modes
@@ -38,7 +39,6 @@ from ..rotstrain.frame import FloatingRSSimulator
 from ..rotstrain.poisson import PoissonReconstruction
 from ..rotstrain.solver import TOLERANCE, RSSimulator
 from ..rotstrain.transfer import RSMap
-from ..subspace.eigensolve import factorize_spd
 from .reference import corotational_energy_density, corotational_stiffness, corotational_stress
 
 

@@ -1,7 +1,7 @@
 """Issue 23, item 6c: one size.  The bake summary's ``max_offset_percent`` and its guard messages, the
 panel's Character Size and the real-character harness (testkit/real_characters.py, the README's table)
 all use one "character's size": twice the largest distance of the simulated volume from its centre
-(core.dynamics.simulator.character_size), which the solver's tolerance also uses and which does not
+(core.geometry.size.character_size), which the solver's tolerance also uses and which does not
 change when the character turns.  Before, the harness and the README took the bounding-box diagonal
 (45.8 units on a quadruped whose summary used 55.9)."""
 
@@ -34,6 +34,6 @@ def test_the_summary_the_panel_and_the_harness_give_one_size(addon, creature, tm
     assert math.isclose(float(rc.offsets_percent(moved, rig, size)[0, 0]), 1.0)
     # Rotating the rest shape does not change it (a bounding-box diagonal would: up to 1.7x for a cube).
     R = np.array([[0.6, -0.8, 0.0], [0.8, 0.6, 0.0], [0.0, 0.0, 1.0]])
-    from bl_ext.user_default.skinmodes.core.dynamics.simulator import character_size
+    from bl_ext.user_default.skinmodes.core.geometry.size import character_size
 
     assert math.isclose(character_size(X @ R.T), size, rel_tol=1e-12)

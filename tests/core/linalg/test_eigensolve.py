@@ -1,14 +1,14 @@
-"""Constrained generalised eigenproblems (core/eigensolve.py)."""
+"""Constrained generalised eigenproblems (core/linalg/eigensolve.py)."""
 
 import numpy as np
 import pytest
 import scipy.linalg as sla
 
 from core.errors import SubspaceError
+from core.linalg.eigensolve import constrained_eigenmodes
 from core.model.constraint import constraint_basis, lbs_weight_space_constraint
 from core.model.fem import corotational_weight_space_hessian, lumped_mass
 from core.model.leak import default_leak_field
-from core.subspace.eigensolve import constrained_eigenmodes, nested_dissection_order
 from core.validation.scenes import bar_scene, chain_weights
 
 
@@ -19,12 +19,6 @@ def problem():
     H = corotational_weight_space_hessian(s.mesh, 1e4, 0.0)
     A = lbs_weight_space_constraint(s.mesh.X, s.rig.weights, masses, default_leak_field(s.mesh))
     return s, masses, H, constraint_basis(A, masses)
-
-
-def test_nested_dissection_is_a_permutation(problem):
-    s, _, H, _ = problem
-    p = nested_dissection_order(H, s.mesh.X, leaf=8)
-    assert np.array_equal(np.sort(p), np.arange(s.mesh.n))
 
 
 def test_matches_a_dense_solve_in_the_constraint_null_space(problem):

@@ -1,9 +1,9 @@
-"""Batched closest rotations (core/dynamics/polar.py): the closed form against the SVD reference."""
+"""Batched closest rotations (core/linalg/polar.py): the closed form against the SVD reference."""
 
 import numpy as np
 import pytest
 
-from core.dynamics.polar import rotation, rotation_rows, rotation_svd
+from core.linalg.polar import rotation, rotation_rows, rotation_svd
 from core.validation.scenes import random_rotation
 
 

@@ -1,4 +1,4 @@
-"""Per-cluster 3x3 matrices stored as rows (core/dynamics/rows.py), against plain (r, 3, 3) numpy.
+"""Per-cluster 3x3 matrices stored as rows (core/linalg/rows.py), against plain (r, 3, 3) numpy.
 
 Tolerance: each entry is a sum of at most three products of O(1) numbers, so
 the row forms and numpy's batched matmul agree to a few ulps (1e-14).
@@ -6,7 +6,7 @@ the row forms and numpy's batched matmul agree to a few ulps (1e-14).
 
 import numpy as np
 
-from core.dynamics import rows
+from core.linalg import rows
 
 
 def _stack(r, seed):

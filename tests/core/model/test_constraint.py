@@ -10,6 +10,7 @@ from core.model.constraint import (
     constraint_basis,
     general_weight_space_constraint,
     lbs_weight_space_constraint,
+    stick_rows,
 )
 from core.model.fem import lumped_mass
 from core.model.leak import default_leak_field
@@ -55,3 +56,11 @@ def test_basis_is_mass_orthonormal_and_drops_redundant_rows(setup):
     W -= Y @ (Y.T @ (masses[:, None] * W))
     assert np.abs(A @ W).max() < 1e-10 * np.abs(A).max() * np.abs(W).max()
     assert constraint_basis(sp.csr_matrix((3, s.mesh.n)), masses).shape == (s.mesh.n, 0)
+
+
+def test_stick_rows_hold_each_vertex_scaled_by_its_mass():
+    masses = np.array([1.0, 2.0, 3.0, 4.0])
+    R = stick_rows(np.array([3, 1]), masses)
+    assert R.shape == (2, 4)
+    assert np.array_equal(R.toarray(), [[0.0, 0.0, 0.0, 4.0], [0.0, 2.0, 0.0, 0.0]])
+    assert stick_rows(np.zeros(0, dtype=np.int64), masses).shape == (0, 4)

@@ -13,9 +13,9 @@ from core.model.rig import (
     lbs_positions,
     normalize_weights,
     rest_parameters,
+    rig_matrix,
     rig_parameters,
 )
-from core.subspace.reduced import rig_matrix
 from core.validation.scenes import bar_scene, random_rotation
 
 

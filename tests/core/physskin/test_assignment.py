@@ -124,7 +124,7 @@ def test_vertices_bound_to_one_bone_alone_are_pinned_wherever_they_lie():
     """Two blocks rigidly bound to their bones (weight 1), skin included, glued by a blended
     band: every rigidly bound vertex is pinned to its bone and the band is left to the solve,
     so glue between parts that nearly touch cannot drag a rigid part.  Exact set equality."""
-    from core.physskin.assignment import RIGID_WEIGHT
+    from core.model.rigid import RIGID_WEIGHT
     from core.validation.scenes import chain_weights
 
     X, T = bar_scene(4.0, 1.0, 4, bones=2).mesh.X, bar_scene(4.0, 1.0, 4, bones=2).mesh.T

@@ -4,9 +4,9 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from core.dynamics.polar import cofactors
 from core.geometry.primitives import bar_tet_mesh
 from core.geometry.tetmesh import TetMesh, signed_volumes
+from core.linalg.polar import cofactors
 from core.model.materials import Material
 from core.model.rig import lbs_positions
 from core.physskin.assignment import assign_tets, pin_vertices

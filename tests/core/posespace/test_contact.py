@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from core.dynamics.simulator import SimulationSettings, Simulator
-from core.model.constraint import complementarity_matrix
-from core.posespace.contact import contact_vertices, stick_rows, surface_edge_length
+from core.model.constraint import complementarity_matrix, stick_rows
+from core.posespace.contact import contact_vertices, surface_edge_length
 from core.posespace.model import build_pose_space
 from core.posespace.simulator import PoseSpaceSimulator
 from core.validation.contact_fold import H, build_fold, penetration

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from core.errors import MeshError
-from core.posespace.model import build_pose_space, rest_pose
+from core.model.rig import rest_parameters
+from core.posespace.model import build_pose_space
 from tests.core.posespace.conftest import own_model
 
 PRODUCTS = ("A_L", "A_M", "C_W", "A_LR", "A_MR")
@@ -18,7 +19,7 @@ def assert_products_equal(a, b, rtol):
 
 def test_the_rest_pose_is_added_as_pose_zero(swing):
     m = swing.model
-    assert m.k == 3 and np.array_equal(m.poses[0], rest_pose(3))
+    assert m.k == 3 and np.array_equal(m.poses[0], rest_parameters(3))
     np.testing.assert_array_equal(m.alignment.bases[0], swing.rest.weights)  # the root is never turned
 
 
@@ -39,7 +40,7 @@ def test_at_each_training_pose_the_blend_is_that_poses_own_model(swing):
 
 def test_blended_at_rest_is_the_rest_model(swing):
     """1e-12 relative: Υ differs from 1 by the rest modes' orthonormality round-off only."""
-    blended, _ = swing.model.at(rest_pose(3))
+    blended, _ = swing.model.at(rest_parameters(3))
     assert_products_equal(blended, swing.rest, 1e-12)
 
 

@@ -10,8 +10,8 @@ from core.dynamics.simulator import SimulationSettings, Simulator
 from core.geometry.tetmesh import TetMesh
 from core.model.constraint import complementarity_matrix
 from core.model.materials import Material
-from core.model.rig import LBSRig, rig_parameters
-from core.posespace.model import assemble_pose_space, rest_pose
+from core.model.rig import LBSRig, rest_parameters, rig_parameters
+from core.posespace.model import assemble_pose_space
 from core.posespace.simulator import PoseSpaceSimulator
 from core.subspace.reduced import assemble_model
 from core.validation.scenes import random_rotation
@@ -34,7 +34,7 @@ def swing_poses(swing, steps, **kw):
 
 def test_rest_stays_at_rest(swing):
     sim = PoseSpaceSimulator(swing.model, SimulationSettings(time_step=swing.H))
-    u = run(sim, [rest_pose(3)] * 21)
+    u = run(sim, [rest_parameters(3)] * 21)
     assert max(np.abs(x).max() for x in u) <= 1e-12 * swing.scene.length
 
 
@@ -81,7 +81,7 @@ def test_rotation_equivariance(swing):
     )
     training_r = np.array([swing.pose(0.25, rotate=R), swing.pose(0.75, rotate=R)])
     bases = swing.model.alignment.bases @ np.transpose(swing.model.alignment.rotations, (0, 2, 1))  # unaligned
-    model_r = assemble_pose_space(rest_r, mat, np.vstack([rest_pose(3)[None], training_r]), bases)
+    model_r = assemble_pose_space(rest_r, mat, np.vstack([rest_parameters(3)[None], training_r]), bases)
     settings = SimulationSettings(time_step=swing.H)
     u = run(PoseSpaceSimulator(swing.model, settings), swing_poses(swing, 100, spin=np.pi / 2))
     u_r = run(PoseSpaceSimulator(model_r, settings), swing_poses(swing, 100, spin=np.pi / 2, rotate=R))

@@ -5,12 +5,8 @@ import pytest
 import scipy.sparse as sp
 
 from core.model.fem import deformation_gradient_operator, heterogeneous_laplacian
-from core.model.rig import lbs_jacobian, rig_parameters
-from core.subspace.reduced import (
-    build_reduced_model,
-    cluster_matrix,
-    rig_matrix,
-)
+from core.model.rig import lbs_jacobian, rig_matrix, rig_parameters
+from core.subspace.reduced import build_reduced_model, cluster_matrix
 from core.validation.scenes import bar_scene, random_material
 
 

@@ -88,6 +88,17 @@ def stiffness_scale(omega0: float, wobble_hz: float) -> float:
     return float((2.0 * np.pi * wobble_hz / omega0) ** 2)
 
 
+def scaled_frequency(omega0: float, kappa: float, times: float = 1.0) -> float:
+    """``times`` the slowest angular frequency (rad/s) at stiffness scale kappa: times omega0 sqrt(kappa).
+
+    The inverse of :func:`stiffness_scale`: every elastic term is linear in the
+    stiffness, so kappa moves omega0 (rad/s, as built) to omega0 sqrt(kappa).
+    ``times`` multiplies omega0 before the root's factor (2 zeta for the
+    damping c = 2 zeta omega), the order the bakes have always used.
+    """
+    return times * omega0 * float(np.sqrt(kappa))
+
+
 def damping_coefficient(wobble_hz: float, damping_ratio: float) -> float:
     """Mass-proportional damping c (1/s) giving the slowest mode the damping ratio zeta."""
     if not (np.isfinite(damping_ratio) and damping_ratio >= 0):

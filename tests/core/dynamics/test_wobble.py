@@ -13,9 +13,15 @@ import numpy as np
 import pytest
 
 from core.dynamics.simulator import SimulationSettings, Simulator, uses_arap
-from core.dynamics.wobble import damping_coefficient, natural_frequencies, rest_hessian, stiffness_scale
+from core.dynamics.wobble import (
+    damping_coefficient,
+    natural_frequencies,
+    rest_hessian,
+    scaled_frequency,
+    stiffness_scale,
+)
 from core.model.materials import Material
-from core.model.rig import rig_parameters
+from core.model.rig import rest_parameters
 from core.subspace.reduced import build_reduced_model
 from core.validation.scenes import bar_scene
 
@@ -31,15 +37,11 @@ def model(request, scene):
     return build_reduced_model(scene.mesh, mat, scene.rig, m=8, r=40)
 
 
-def _rest_pose(bones: int = 3) -> np.ndarray:
-    return rig_parameters(np.tile(np.eye(4)[:3], (bones, 1, 1)))
-
-
 def test_rest_hessian_is_the_second_derivative_of_the_solver_energy(model):
     sim = Simulator(model, SimulationSettings(rest_state="rest"))
     K = rest_hessian(model, sim.arap)
     rng = np.random.default_rng(4)
-    p = _rest_pose()
+    p = rest_parameters(3)
     eps = 1e-3
     for _ in range(3):
         v = rng.standard_normal((4 * model.m, 3))
@@ -51,7 +53,7 @@ def test_rest_hessian_is_the_second_derivative_of_the_solver_energy(model):
 
 def _free_vibration(sim, vector, steps):
     """Displacement along ``vector`` (12m,) of a free vibration started from 1e-4 * vector."""
-    p = _rest_pose()
+    p = rest_parameters(3)
     state = sim.initial_state(p)
     z0 = 1e-4 * vector.reshape(state.z.shape)
     state = type(state)(z=z0, z_prev=z0, q=state.q, q_prev=state.q_prev)
@@ -199,3 +201,12 @@ def test_damping_below_backward_eulers_own_is_reported_not_met():
 
     kappa, c, reached = implicit_euler_controls(10.0, 3.0, 0.0, 1.0 / 48.0)
     assert c == 0.0 and 0.1 < reached < 0.3 and kappa > 0
+
+
+def test_scaled_frequency_undoes_the_stiffness_scale_in_the_bakes_order():
+    """omega0 sqrt(kappa) is the frequency kappa was chosen for (to round-off), and ``times`` enters
+    before the root's factor, bit for bit as the damping 2 zeta omega0 sqrt(kappa) was written."""
+    omega0, hz, zeta = 7.3, 3.0, 0.2
+    kappa = stiffness_scale(omega0, hz)
+    assert scaled_frequency(omega0, kappa) / (2 * np.pi) == pytest.approx(hz, rel=1e-14)
+    assert scaled_frequency(omega0, kappa, 2.0 * zeta) == 2.0 * zeta * omega0 * float(np.sqrt(kappa))

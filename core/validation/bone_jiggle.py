@@ -173,6 +173,78 @@ def _chain_push(s: np.ndarray, q: int, head: np.ndarray, P: np.ndarray, J: np.nd
     P[q] = hq + swing(reach, reach - fac * s) @ (P[q] - hq)
 
 
+def _constrain(
+    A: np.ndarray,
+    P: np.ndarray,
+    J: np.ndarray,
+    targets: np.ndarray,
+    parents: np.ndarray,
+    levers: np.ndarray,
+    jiggle: np.ndarray,
+    world_len: np.ndarray,
+    spring: float,
+    settings: JiggleSettings,
+) -> None:
+    """Step 2 at one frame (in place): ``settings.iterations`` passes over the bones in
+    hierarchy order, each pulling every particle by the spring, then back to its length.
+
+    A (b, 4, 4) the frame's animated bones; P (b, 3) particles; J (b, 4, 4) jiggled bones
+    and ``targets`` (b, 4, 4) where the animated chain puts each bone on its jiggled parent,
+    both updated; parents, levers, jiggle and world_len (b,) as :func:`jiggle_bones` reads
+    them; ``spring`` the pull per pass.
+    """
+    for it in range(settings.iterations):
+        last = it == settings.iterations - 1
+        for b in range(len(parents)):
+            q = parents[b]
+            targets[b] = A[b] if q < 0 else on_parent(J[q], A[q], A[b])
+            if not jiggle[b]:
+                J[b] = targets[b]
+                continue
+            head = targets[b][:3, 3]
+            tail = targets[b][:3, :3] @ levers[b] + head
+            push = settings.chain and q >= 0 and jiggle[q]
+            # Wiggle 2 shares a correction with the parent half and half, except on the last
+            # pass, which leaves the parent alone (its "stretch" 0) so the chain ends solved.
+            fac = 0.0 if (last or not push) else 0.5
+            # 2a. Spring toward the rig's tail.
+            s = spring * (tail - P[b])
+            P[b] += (1.0 - fac) * s
+            if fac:
+                _chain_push(s, q, head, P, J, fac)
+            # 2b. Length: back onto the sphere of the bone's length about its head.
+            d = P[b] - head
+            r = np.linalg.norm(d)
+            if r > 1e-12 * world_len[b]:
+                s = head + d * (world_len[b] / r) - P[b]
+                P[b] += (1.0 - fac) * s
+                if fac:
+                    _chain_push(s, q, head, P, J, fac)
+            if fac:
+                J[q] = aimed(targets[q], P[q], levers[q])
+            J[b] = aimed(targets[b], P[b], levers[b])
+
+
+def _settle(
+    A: np.ndarray,
+    P: np.ndarray,
+    J: np.ndarray,
+    targets: np.ndarray,
+    parents: np.ndarray,
+    levers: np.ndarray,
+    jiggle: np.ndarray,
+) -> None:
+    """Step 3, one pass from the root (in place, arguments as :func:`_constrain`): every head on
+    its parent's final frame, every jiggle bone aimed at its particle, and the particle put on
+    the bone's tail (lengths kept exactly)."""
+    for b in range(len(parents)):
+        q = parents[b]
+        targets[b] = A[b] if q < 0 else on_parent(J[q], A[q], A[b])
+        J[b] = aimed(targets[b], P[b], levers[b]) if jiggle[b] else targets[b]
+        if jiggle[b]:
+            P[b] = J[b][:3, :3] @ levers[b] + J[b][:3, 3]
+
+
 def jiggle_bones(
     animated: np.ndarray,
     parents: np.ndarray,
@@ -208,7 +280,6 @@ def jiggle_bones(
     out[0] = animated[0]
     P = rig_tails[0].copy()  # particles start at rest on the first pose
     P_prev = P.copy()
-    bones = range(nb)
     for n in range(1, F):
         A = animated[n]
         # 1. Predict: Verlet, the free velocity damped.  Relative drag damps only what the rig
@@ -219,44 +290,8 @@ def jiggle_bones(
         P = P + carried + keep * (v - carried) + g
         J = A.copy()
         targets = A.copy()  # per bone: where the animated chain puts it on its jiggled parent
-        for it in range(settings.iterations):
-            last = it == settings.iterations - 1
-            for b in bones:
-                q = parents[b]
-                targets[b] = A[b] if q < 0 else on_parent(J[q], A[q], A[b])
-                if not jiggle[b]:
-                    J[b] = targets[b]
-                    continue
-                head = targets[b][:3, 3]
-                tail = targets[b][:3, :3] @ levers[b] + head
-                push = settings.chain and q >= 0 and jiggle[q]
-                # Wiggle 2 shares a correction with the parent half and half, except on the last
-                # pass, which leaves the parent alone (its "stretch" 0) so the chain ends solved.
-                fac = 0.0 if (last or not push) else 0.5
-                # 2a. Spring toward the rig's tail.
-                s = spring * (tail - P[b])
-                P[b] += (1.0 - fac) * s
-                if fac:
-                    _chain_push(s, q, head, P, J, fac)
-                # 2b. Length: back onto the sphere of the bone's length about its head.
-                d = P[b] - head
-                r = np.linalg.norm(d)
-                if r > 1e-12 * world_len[b]:
-                    s = head + d * (world_len[b] / r) - P[b]
-                    P[b] += (1.0 - fac) * s
-                    if fac:
-                        _chain_push(s, q, head, P, J, fac)
-                if fac:
-                    J[q] = aimed(targets[q], P[q], levers[q])
-                J[b] = aimed(targets[b], P[b], levers[b])
-        # 3. One pass from the root: every head on its parent's final frame, every jiggle bone
-        #    aimed at its particle, and the particle put on the bone's tail (lengths kept exactly).
-        for b in bones:
-            q = parents[b]
-            targets[b] = A[b] if q < 0 else on_parent(J[q], A[q], A[b])
-            J[b] = aimed(targets[b], P[b], levers[b]) if jiggle[b] else targets[b]
-            if jiggle[b]:
-                P[b] = J[b][:3, :3] @ levers[b] + J[b][:3, 3]
+        _constrain(A, P, J, targets, parents, levers, jiggle, world_len, spring, settings)
+        _settle(A, P, J, targets, parents, levers, jiggle)
         out[n] = J
     return out
 

@@ -2,6 +2,8 @@
 
 - core never imports bpy and imports itself relatively (it ships nested in the extension);
 - each room of core/ says what it holds, and the shipped rooms never import the validation room;
+- core's rooms stand on floors (FLOORS): none imports from a higher floor, and rooms of one floor
+  import each other without a cycle;
 - every module has a test module at the mirrored path:
   core/<room>/<m>.py -> tests/core/<room>/test_<m>.py, skinmodes_addon/<m>.py -> tests/addon/test_<m>.py,
   skinmodes_addon/<room>/<m>.py -> tests/addon/<room>/test_<m>.py;
@@ -70,6 +72,75 @@ def test_the_shipped_code_never_imports_the_validation_room():
     for path in shipped:
         for level, module, names in imports(path):
             assert "validation" not in module.split(".") and "validation" not in names, (path, module)
+
+
+# core's floors, bottom first: a room imports only rooms on its own floor or below.
+# The ground holds the shared math and the mesh, then the character's model, its
+# reduced space, the simulator and the files, the drives built on them, the
+# pipeline that runs a drive over frames, and the validation room on top.
+# Top-level modules (errors, settings) stand on the ground.
+FLOORS = (
+    ("errors", "settings", "linalg", "geometry"),
+    ("model",),
+    ("subspace",),
+    ("dynamics", "io"),
+    ("physskin", "posespace", "rotstrain", "locomotion"),
+    ("pipeline",),
+    ("validation",),
+)
+
+
+def core_room(path):
+    """The room of a core module ("dynamics"); a top-level module is its own room ("errors")."""
+    rel = path.relative_to(CORE)
+    return rel.parts[0] if len(rel.parts) > 1 else rel.stem
+
+
+def core_room_imports():
+    """(room, imported room, module) for every relative import that crosses rooms, late ones included."""
+    for path in core_modules():
+        if path == CORE / "__init__.py":
+            continue
+        package = list(path.relative_to(CORE).parts[:-1])
+        for level, module, names in imports(path):
+            if level == 0:
+                continue
+            base = package[: len(package) - (level - 1)] + [part for part in module.split(".") if part]
+            for target in base[:1] or names:  # `from .. import x` names room x
+                if target != core_room(path):
+                    yield core_room(path), target, path.relative_to(ROOT)
+
+
+def test_core_rooms_import_only_from_their_floor_or_below():
+    floor = {room: i for i, rooms in enumerate(FLOORS) for room in rooms}
+    rooms = {core_room(p) for p in core_modules() if p != CORE / "__init__.py"}
+    assert rooms == set(floor), f"place every room of core on a floor in FLOORS: {sorted(rooms ^ set(floor))}"
+    upward = [f"{m}: {a} -> {b}" for a, b, m in core_room_imports() if floor[b] > floor[a]]
+    assert not upward, f"imports from a higher floor: {upward}"
+
+
+def test_core_rooms_on_one_floor_import_each_other_without_a_cycle():
+    floor = {room: i for i, rooms in enumerate(FLOORS) for room in rooms}
+    graph = {room: set() for room in floor}
+    for a, b, _ in core_room_imports():
+        if floor[a] == floor[b]:
+            graph[a].add(b)
+    done, path = set(), []
+
+    def visit(room):
+        if room in path:
+            cycle = " -> ".join([*path[path.index(room) :], room])
+            raise AssertionError(f"rooms of one floor import in a cycle: {cycle}")
+        if room in done:
+            return
+        path.append(room)
+        for target in sorted(graph[room]):
+            visit(target)
+        path.pop()
+        done.add(room)
+
+    for room in sorted(graph):
+        visit(room)
 
 
 def test_tests_mirror_core_modules():

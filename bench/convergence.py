@@ -10,7 +10,7 @@ simulation (the bake's own code path, without writing files), per material
   converged reference (cap 200, tolerance 1e-8 of the size);
 * for each: iterations per solver step (mean, max, % of steps that stopped
   unconverged at the cap), the largest offset (% of the character's size,
-  ``core.dynamics.simulator.character_size`` of the tet mesh), the error of
+  ``core.geometry.size.character_size`` of the tet mesh), the error of
   the trajectory against the reference (max |u - u_ref| / max |u_ref|) and
   the step time (ms, one BLAS thread, this machine);
 * the stepped wobble: a small free decay of the slowest mode at rest, its
@@ -119,7 +119,7 @@ def _simulate(pipeline: Any, prepared: Any, rig: dict, loaded: Any, solver: Any)
     sim = pipeline.FrameSimulation(prepared, solver, loaded.start, loaded.end, rig)
     size = _size(prepared)
     t0 = time.perf_counter()
-    u = np.array([sim.simulator.displacement(sim.state(f)) for f in range(loaded.start, loaded.end + 1)])
+    u = np.array([sim.drive.simulator.displacement(sim.state(f)) for f in range(loaded.start, loaded.end + 1)])
     seconds = time.perf_counter() - t0
     stats = sim.solver_stats()
     steps = max(int(stats["steps"]), 1)
@@ -153,7 +153,7 @@ def _free_decay(pipeline: Any, prepared: Any, solver: Any) -> tuple[float, float
     solver = dataclasses.replace(solver, wobble_hz=WOBBLE[0], damping_ratio=WOBBLE[1], **_ref())
     fs = pipeline.FrameSimulation(prepared, solver, 1, 2, lambda f: rest)
     kappa, c = fs.controls(1)
-    sim = fs.simulator
+    sim = fs.drive.simulator
     K = wobble.rest_hessian(model, sim.arap)
     M = np.kron(model.A_M, np.eye(3))
     w2, V = sla.eigh(0.5 * (K + K.T), 0.5 * (M + M.T))

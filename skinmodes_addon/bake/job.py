@@ -26,6 +26,7 @@ import numpy as np
 from ..character import armature_output, check_object, different_topology_error, evaluated_coordinates
 from ..core.errors import RigError, SkinmodesError
 from ..core.io.atomic import remove_stale_partials
+from ..core.io.cache_names import model_cache_file
 from ..core.io.pc2 import PC2Writer, check_writable
 from ..core.pipeline import check_frame_range
 from ..props import scene_of, settings
@@ -257,7 +258,7 @@ class BakeJob:
         targets: list[Path] = []
         if model_key is not None:
             # The reduced model's cache file, named as core.pipeline.prepare_character names it.
-            targets.append(cache_folder(settings(self.obj)) / f"model-{model_key[:16]}.npz")
+            targets.append(model_cache_file(cache_folder(settings(self.obj)), model_key))
         elif self.output == "PC2":
             targets.append(self.abs_path)
         elif bpy.data.filepath:

@@ -166,7 +166,7 @@ def test_a_contact_pose_holds_a_real_elbow_crease_still(addon, tmp_path):
     session = addon.session.session_for(obj)
     ps = session.prepared.posespace
     sim = session.simulation
-    rest = addon.core.posespace.model.rest_pose(ps.model.rest.rig_weights.shape[1])
+    rest = addon.core.model.rig.rest_parameters(ps.model.rest.rig_weights.shape[1])
     contact = addon.core.pipeline.pose_contacts(session.prepared, rest, "auto")  # at rest: nothing touches
     assert len(contact) == 0
     crease = addon.core.pipeline.pose_contacts(session.prepared, session.rig[12], "auto")
@@ -174,8 +174,8 @@ def test_a_contact_pose_holds_a_real_elbow_crease_still(addon, tmp_path):
     arm = [session.binding.bones.index(n) for n in (rc.ELBOW.upper, rc.ELBOW.lower)]
     assert np.isin(bones, arm).mean() > 0.5
     for f in (20, 30):  # the fold held: the blend is that pose's basis
-        np.testing.assert_allclose(sim.pose_weights(f), [0.0, 1.0], atol=1e-9)
-        blended, _ = ps.model.blend(sim.pose_weights(f))
+        np.testing.assert_allclose(sim.drive.pose_weights(f), [0.0, 1.0], atol=1e-9)
+        blended, _ = ps.model.blend(sim.drive.pose_weights(f))
         u = blended.basis() @ sim.state(f).z
         assert np.abs(u).max() > 0
         assert np.abs(u[crease]).max() <= 1e-9 * np.abs(u).max()

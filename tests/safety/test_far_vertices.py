@@ -59,7 +59,7 @@ def test_a_loose_vertex_2m_away_moves_with_the_rig(addon, shot, place):
 def convex_bound_holds(simulation, offsets_of_far):
     """Per frame: the far vertex's offset is at most the largest tet-vertex offset (1e-6 m)."""
     for f in range(simulation.start, simulation.end + 1):
-        tets = np.linalg.norm(simulation.simulator.displacement(simulation.state(f)), axis=1).max()
+        tets = np.linalg.norm(simulation.drive.simulator.displacement(simulation.state(f)), axis=1).max()
         if np.linalg.norm(offsets_of_far(f)) > tets + 1e-6:
             return False
     return True

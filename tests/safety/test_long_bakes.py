@@ -36,18 +36,18 @@ def test_a_2000_frame_bake_streams_every_frame_with_bounded_guard_memory(addon, 
     job.commit()
     assert job.frames_done == FRAMES and steps >= FRAMES
     simulation = job.session.ensure_simulation()
-    assert len(simulation._rig_cache) <= 3  # the guard's memory does not grow with the shot
+    assert len(simulation.guard._rig_cache) <= 3  # the guard's memory does not grow with the shot
 
 
 def test_a_2000_frame_bake_keeps_a_bounded_number_of_states(addon, long_shot, monkeypatch):
     """With the state budget of a 100k-frame bake reached (set to 0 here), states thin to checkpoints."""
     import bpy
 
-    monkeypatch.setattr(addon.core.pipeline, "STATE_BUDGET", 0)
+    monkeypatch.setattr(addon.core.pipeline.frames, "STATE_BUDGET", 0)
     job = addon.bake.BakeJob(bpy.context, long_shot, output="PC2").run()
     simulation = job.session.ensure_simulation()
     assert len(simulation.cached_frames) <= FRAMES // 10
-    assert len(simulation._rig_cache) <= 3  # the guard's own memory: the last frames' probe positions
+    assert len(simulation.guard._rig_cache) <= 3  # the guard's own memory: the last frames' probe positions
 
 
 def test_a_range_that_cannot_fit_on_the_disk_is_refused_before_any_work(addon, shot, monkeypatch):

@@ -192,7 +192,7 @@ def test_a_wing_flapping_half_the_body_per_frame_is_not_called_a_cut(addon, shot
     # The flap does pass the acceleration threshold: without the discontinuity test (every step
     # isolated, as before issue 23) the same bake is told it has a cut.
     package = addon.api.__name__.rsplit(".", 1)[0]
-    monkeypatch.setattr(sys.modules[package + ".core.pipeline"], "CUT_RATIO", 0.0)
+    monkeypatch.setattr(sys.modules[package + ".core.pipeline.guards"], "CUT_RATIO", 0.0)
     sys.modules[package + ".session"].session_for(obj).invalidate()  # a fresh simulation below
     scene.frame_set(scene.frame_start)
     summary = addon.api.bake(obj, output="PC2")

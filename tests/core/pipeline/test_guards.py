@@ -1,6 +1,8 @@
-"""Cuts vs fast motion (issue 23, item 6b): a discontinuity of the rig is a cut, a fast periodic flap is not.
+"""The guards (core/pipeline/guards.py): what the frame loop says about the rig and the motion.
 
-The guard (core/pipeline.py ``FrameSimulation._rig_guard``) looks at the rig's second difference
+Cuts vs fast motion (issue 23, item 6b): a discontinuity of the rig is a cut, a fast periodic flap is not.
+
+The guard (core/pipeline/guards.py ``RigGuard.check``) looks at the rig's second difference
 (JUMP_WARNING of the character's size per frame), then keeps only steps that are discontinuities:
 more than CUT_RATIO times the same probe point's steps within CUT_WINDOW frames.  A wasp's wing
 flapping 45 % of the body per frame accelerates past the threshold every frame but repeats its steps.
@@ -11,22 +13,13 @@ import itertools
 import numpy as np
 import pytest
 
-import core.pipeline
-from core.model.rig import rig_parameters
-from core.pipeline import CharacterInput, FrameSimulation, MaterialSettings, SolverSettings, SubspaceSettings
-from core.pipeline import prepare_character as prepare
-from core.validation.scenes import chain_weights
-from tests.core.surfaces import join, uv_sphere
+import core.pipeline.guards
+from core.model.rig import rig_matrix, rig_parameters
+from core.pipeline import FrameSimulation, SolverSettings
+from core.pipeline.guards import frame_ranges
+from tests.core.pipeline.characters import _teleport, swing
 
-SUB = SubspaceSettings(modes=6, clusters=20, target_tets=2500, tet_method="lattice")
 TIP_STEP = 0.45  # the wing tip's largest step per frame, as a share of the character's size (the wasp's)
-
-
-@pytest.fixture(scope="module")
-def prepared(tmp_path_factory):
-    V, F = join(uv_sphere(20, 0.5, (0, 0, 0)), uv_sphere(20, 0.4, (0.7, 0, 0)))
-    inp = CharacterInput(rest=V, faces=F, bone_weights=chain_weights(V, np.array([-0.5, 0.5, 1.1])))
-    return prepare(inp, SUB, MaterialSettings(youngs_modulus=5e3), cache_dir=tmp_path_factory.mktemp("c"))
 
 
 def flap(period: float, phase: float, amplitude: float, teleport_at: int | None = None):
@@ -49,13 +42,13 @@ def flap(period: float, phase: float, amplitude: float, teleport_at: int | None 
 def _amplitude(prepared, period: float, phase: float) -> float:
     """The flap amplitude (rad) whose largest tip step over frames 0..40 is TIP_STEP of the size."""
     sim = FrameSimulation(prepared, SolverSettings(), 1, 2, flap(period, phase, 1.0))
-    size, probe = sim.simulator.size, sim._probe_rig
+    size, probe = sim.size, sim.guard.probe_rig
     frames = range(41)
     # Tip steps are chords of the angle steps: scale the angle until the largest chord is TIP_STEP.
     lo, hi = 0.0, 3.0
     for _ in range(40):
         mid = 0.5 * (lo + hi)
-        x = [probe @ core.pipeline.rig_matrix(flap(period, phase, mid)(f)) for f in frames]
+        x = [probe @ rig_matrix(flap(period, phase, mid)(f)) for f in frames]
         steps = max(np.linalg.norm(b - a, axis=1).max() for a, b in itertools.pairwise(x))
         lo, hi = (mid, hi) if steps < TIP_STEP * size else (lo, mid)
     return 0.5 * (lo + hi)
@@ -78,7 +71,7 @@ def test_a_fast_periodic_flap_is_not_a_cut(prepared, period, phase, monkeypatch)
     assert _jumps(prepared, rig) == []
     # The flap does pass the acceleration threshold: with the discontinuity test off
     # (every step counts as isolated) it is called a cut, as before issue 23.
-    monkeypatch.setattr(core.pipeline, "CUT_RATIO", 0.0)
+    monkeypatch.setattr(core.pipeline.guards, "CUT_RATIO", 0.0)
     assert len(_jumps(prepared, rig)) == 1
 
 
@@ -102,3 +95,47 @@ def test_with_reset_at_cuts_a_flap_restarts_at_most_once_at_its_start(prepared):
     sim = FrameSimulation(prepared, SolverSettings(reset_at_cuts=True), 0, 40, cut)
     sim.offsets(40)
     assert any(w.startswith("frame 17:") and "restarts at rest" in w for w in sim.warnings)
+
+
+def test_the_guard_says_when_the_motion_is_implausible(prepared):
+    calm = FrameSimulation(prepared, SolverSettings(), 1, 30, swing)
+    calm.offsets(30)
+    assert calm.warnings == [] and 0 < calm.max_offset < 0.5
+
+    def whip(f):
+        return swing(40.0 * f)
+
+    wild = FrameSimulation(prepared, SolverSettings(wobble_hz=0.2, damping_ratio=0.0), 1, 30, whip)
+    wild.offsets(30)
+    offset = [w for w in wild.warnings if "secondary motion reached" in w]
+    assert len(offset) == 1 and all(w.startswith("frame ") for w in wild.warnings)
+
+
+def test_a_rig_jump_is_reported_with_its_frame(prepared):
+    sim = FrameSimulation(prepared, SolverSettings(), 1, 20, _teleport)
+    sim.offsets(20)
+    jumps = [w for w in sim.warnings if "the rig jumps by" in w]
+    assert len(jumps) == 1 and jumps[0].startswith("frame 10: the rig jumps by") and "Reset at Cuts" in jumps[0]
+    calm = FrameSimulation(prepared, SolverSettings(), 1, 20, swing)
+    calm.offsets(20)
+    assert calm.warnings == []
+
+
+def test_a_collapsed_or_mirrored_bone_is_reported(prepared):
+    def collapse(f):
+        A = swing(f).reshape(3, 3, 4).copy()
+        if f == 5:
+            A[2, :, :3] = 0.0
+        if f >= 8:
+            A[1, 0, :3] *= -1.0
+        return A.ravel()
+
+    sim = FrameSimulation(prepared, SolverSettings(), 1, 12, collapse)
+    sim.offsets(12)
+    text = " | ".join(sim.warnings)
+    assert "frame 5: bone 2 of the rig is scaled to zero" in text
+    assert "frame 8: bone 1 of the rig has a negative scale" in text
+
+
+def test_frame_ranges_reads_as_ranges():
+    assert frame_ranges([1, 2, 3, 7, 9, 10]) == "1-3, 7, 9-10" and frame_ranges([]) == ""

@@ -1,0 +1,148 @@
+"""What moves a character's flesh, as the frame loop sees it: the :class:`Drive` protocol and the rig's drive.
+
+A drive owns a solver and its state; :class:`core.pipeline.FrameSimulation`
+owns the frames (sub-steps, the cache of states, checkpoints, cuts, the guard
+and the solver statistics) and never asks which drive it runs.  What drives
+the solver at an integer frame is one array, a *sample* (the rig's LBS
+parameters, the physics skin's positions, ...); sub-steps interpolate it
+linearly between frames, so a drive is never sampled between frames.
+
+The drives: :class:`RigDrive` (here: the bones' linear blend skinning drives
+the reduced model), :class:`core.posespace.drive.PoseSpaceDrive` (the
+training poses' blended subspace) and
+:class:`core.physskin.drive.PhysicsSkinDrive` (the physics skin's positions).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Protocol
+
+import numpy as np
+
+from ..subspace.reduced import ReducedModel
+from .reconstruct import Reconstructor
+from .simulator import SimState, SimulationSettings, Simulator, StepReport
+
+
+class State(Protocol):
+    """A drive's state at one frame: FrameSimulation keeps one per frame and reads its size from z."""
+
+    @property
+    def z(self) -> np.ndarray:
+        """The secondary motion's reduced coordinates (4m, 3)."""
+        ...
+
+
+class Drive(Protocol):
+    """One way of driving the simulation (see the module doc).
+
+    size: the character's size (m) the guard's shares are of; arap: whether the
+    solver's energy is ARAP (the slowest frequency the controls calibrate to
+    depends on it); jiggles: whether the secondary motion shows (False: only the
+    drive's skin correction does, e.g. the physics skin with Secondary Motion off).
+    """
+
+    size: float
+    arap: bool
+    jiggles: bool
+
+    def sample(self, frame: int) -> np.ndarray:
+        """What drives the solver at an integer ``frame`` (any shape; interpolated linearly between frames)."""
+        ...
+
+    def initial_state(self, sample: np.ndarray, before: np.ndarray) -> State:
+        """At rest relative to ``sample``; ``before`` (one sub-step back) sets the initial velocity."""
+        ...
+
+    def restart(self, state: State, sample: np.ndarray) -> State:
+        """At rest on ``sample`` with no velocity (a cut), keeping ``state``'s step count."""
+        ...
+
+    def step(
+        self, state: State, sample: np.ndarray, frame: float, stiffness_scale: float, damping: float
+    ) -> tuple[State, StepReport]:
+        """One solver step to ``sample`` at time ``frame`` (fractional at sub-steps)."""
+        ...
+
+    def probe_displacement(self, state: State, frame: int) -> np.ndarray:
+        """Secondary displacement (p, 3) of the guard's probe points in ``state`` at an integer ``frame``."""
+        ...
+
+    def displacement(self, state: State, frame: int) -> np.ndarray:
+        """Secondary displacement (k, 3) of the render vertices in ``state`` at an integer ``frame``."""
+        ...
+
+    def skin_correction(self, frame: int) -> np.ndarray | None:
+        """How the drive's skin differs from linear blend skinning at the render vertices (k, 3), or None."""
+        ...
+
+    def forget_after(self, frame: int) -> None:
+        """Drop whatever the drive cached for frames after ``frame`` (the rig changed there)."""
+        ...
+
+
+def remember_near(cache: dict[int, np.ndarray], frame: int, value: np.ndarray) -> None:
+    """Store ``value`` for ``frame`` and forget frames more than two away: a few, not one per frame of a long bake."""
+    cache[frame] = value
+    for old in [g for g in cache if abs(g - frame) > 2]:
+        del cache[old]
+
+
+class RigDrive:
+    """The bones drive the reduced model through their LBS parameters p (12 b,) per frame.
+
+    model: the reduced model; settings: the solver's; rig: p at an integer frame;
+    reconstructor: the render vertices' reconstruction; probes: indices (p,) of the
+    tet vertices the guard watches.
+    """
+
+    jiggles = True
+
+    def __init__(
+        self,
+        model: ReducedModel,
+        settings: SimulationSettings,
+        rig: Callable[[int], np.ndarray],
+        reconstructor: Reconstructor,
+        probes: np.ndarray,
+    ) -> None:
+        self.simulator = Simulator(model, settings)
+        self.rig = rig
+        self.reconstructor = reconstructor
+        self._probe_basis = model.basis(model.weights[probes], model.X[probes])
+
+    @property
+    def size(self) -> float:
+        return self.simulator.size
+
+    @property
+    def arap(self) -> bool:
+        return self.simulator.arap
+
+    def sample(self, frame: int) -> np.ndarray:
+        return self.rig(frame)
+
+    def initial_state(self, sample: np.ndarray, before: np.ndarray | None) -> SimState:
+        return self.simulator.initial_state(p=sample, p_prev=before)
+
+    def restart(self, state: SimState, sample: np.ndarray) -> SimState:  # type: ignore[override]
+        return replace(self.initial_state(sample, None), step=state.step)
+
+    def step(
+        self, state: SimState, sample: np.ndarray, frame: float, stiffness_scale: float, damping: float
+    ) -> tuple[SimState, StepReport]:
+        return self.simulator.step(state, p=sample, frame=frame, stiffness_scale=stiffness_scale, damping=damping)
+
+    def probe_displacement(self, state: SimState, frame: int) -> np.ndarray:
+        return self._probe_basis @ state.z
+
+    def displacement(self, state: SimState, frame: int) -> np.ndarray:
+        return self.reconstructor.displacement(state.z)
+
+    def skin_correction(self, frame: int) -> np.ndarray | None:
+        return None
+
+    def forget_after(self, frame: int) -> None:
+        pass  # nothing cached: the rig is read as asked

@@ -1,0 +1,73 @@
+"""The physics skin's drive: its positions, not the bones' blend, drive the reduced model (issue 15).
+
+The jiggle is simulated on top of the physics-skinned shape (x_rig = the physics
+skin's tet positions per frame), and the render vertices get the skin's own
+correction to linear blend skinning besides.  See :class:`core.dynamics.drive.Drive`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ..dynamics.drive import RigDrive, remember_near
+from ..dynamics.reconstruct import Reconstructor
+from ..dynamics.simulator import SimState, SimulationSettings, StepReport
+from ..geometry.embedding import Embedding
+from ..subspace.reduced import ReducedModel
+from .rig import PhysicsRig, render_correction
+
+
+class PhysicsSkinDrive(RigDrive):
+    """The rig's drive with the physics skin's tet positions (n, 3) as its sample.
+
+    physics: the character's physics skin; embedding, T, keep: where the render
+    vertices sit in the tets (keep (k,): False for vertices not simulated);
+    jiggles: Secondary Motion (False: the skin's correction alone).
+    """
+
+    def __init__(
+        self,
+        model: ReducedModel,
+        settings: SimulationSettings,
+        rig: Callable[[int], np.ndarray],
+        reconstructor: Reconstructor,
+        probes: np.ndarray,
+        physics: PhysicsRig,
+        embedding: Embedding,
+        T: np.ndarray,
+        keep: np.ndarray | None,
+        jiggles: bool = True,
+    ) -> None:
+        super().__init__(model, settings, rig, reconstructor, probes)
+        self.physics = physics
+        self.jiggles = jiggles
+        self._embedding, self._T, self._keep = embedding, T, keep
+        self._positions: dict[int, np.ndarray] = {}
+
+    def positions(self, frame: int) -> np.ndarray:
+        """Physics-skinned tet positions (n, 3) at an integer ``frame``."""
+        x = self._positions.get(frame)
+        if x is None:
+            x = self.physics.positions(self.rig(frame))
+            remember_near(self._positions, frame, x)  # a step needs two frames, a bake one more
+        return x
+
+    def sample(self, frame: int) -> np.ndarray:
+        return self.positions(frame)
+
+    def initial_state(self, sample: np.ndarray, before: np.ndarray | None) -> SimState:
+        return self.simulator.initial_state(x_rig=sample, x_rig_prev=before)
+
+    def step(
+        self, state: SimState, sample: np.ndarray, frame: float, stiffness_scale: float, damping: float
+    ) -> tuple[SimState, StepReport]:
+        return self.simulator.step(state, x_rig=sample, frame=frame, stiffness_scale=stiffness_scale, damping=damping)
+
+    def skin_correction(self, frame: int) -> np.ndarray:
+        c = self.physics.correction(self.rig(frame), self.positions(frame))
+        return render_correction(self._embedding, self._T, c, self._keep)
+
+    def forget_after(self, frame: int) -> None:
+        self._positions = {f: x for f, x in self._positions.items() if f <= frame}

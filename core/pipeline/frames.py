@@ -1,0 +1,264 @@
+"""The frame loop: simulates a frame range with sub-steps, whatever drives it, any frame in any order.
+
+The bake, the live preview and the CLI all go through :class:`FrameSimulation`,
+which is why they agree frame for frame.  It owns the frames (sub-steps, the
+cache of states, checkpoints, cuts, the guards, the solver statistics and the
+stiffness controls); a :class:`core.dynamics.drive.Drive` owns the solver, so a
+new way of driving the flesh plugs in without a change here.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+
+from ..dynamics.drive import Drive, State
+from ..dynamics.wobble import implicit_euler_controls, scaled_frequency
+from ..errors import SimulationError
+from ..model.rig import lbs_basis
+from .drives import character_drive
+from .guards import OFFSET_WARNING, RigGuard, Warnings, frame_ranges, guard_probes, offset_share, offset_warning
+from .poses import PoseSpaceCharacter
+from .prepare import PreparedCharacter, SolverSettings, physical_scale
+
+RigFrames = Mapping[int, np.ndarray] | Callable[[int], np.ndarray]
+# (wobble_hz, damping_ratio) of a frame, for animated controls.
+ControlFrames = Callable[[int], tuple[float, float]]
+
+# Every simulated frame's state is kept (scrubbing back replays it at once)
+# until they take STATE_BUDGET bytes (a state is 4 x 12m floats: 6 KB at 16
+# modes, so 256 MB is ~40k frames); beyond that only one state every
+# CHECKPOINT frames (and the newest) is kept, and going back re-simulates at
+# most CHECKPOINT - 1 frames: a 100k-frame bake stays bounded.
+STATE_BUDGET = 256 * 2**20
+CHECKPOINT = 24
+
+
+def check_frame_range(start: int, end: int) -> tuple[int, int]:
+    """(start, end) as ints, or a one-line :class:`SimulationError` when the range holds no frame.
+
+    Both ends are simulated (end == start is one frame).  The bake, the
+    session and :class:`FrameSimulation` all refuse through here, before any
+    work, with the same words.
+    """
+    start, end = int(start), int(end)
+    if end < start:
+        raise SimulationError(f"the frame range {start} to {end} is empty; set the end frame after the start frame")
+    return start, end
+
+
+class FrameSimulation:
+    """Simulates a frame range with sub-steps; any frame can be asked for, in any order.
+
+    rig: the LBS rig parameters (12 b,) of the tet mesh for each integer frame
+    (world transforms of each bone applied to object-space rest positions),
+    as a mapping or a function; with pre-roll it is also asked for the
+    ``solver.preroll`` frames before ``start``.  Sub-steps interpolate what
+    drives the solver linearly between frames; the rig is never sampled
+    between frames.  The state at the first simulated frame is at rest
+    relative to what drives it, moving with its velocity there: its previous
+    sample is extrapolated one *sub-step* back, the spacing of every solver step.
+    controls: (wobble_hz, damping_ratio) per frame when they are animated
+    (default: the solver settings' values).  drive: what moves the flesh
+    (:class:`core.dynamics.drive.Drive`); by default the character's own
+    (:func:`character_drive`: the rig, the training poses of ``posespace`` or
+    the physics skin).
+    """
+
+    def __init__(
+        self,
+        prepared: PreparedCharacter,
+        solver: SolverSettings,
+        start: int,
+        end: int,
+        rig: RigFrames,
+        controls: ControlFrames | None = None,
+        bone_names: Sequence[str] | None = None,
+        posespace: PoseSpaceCharacter | None = None,
+        drive: Drive | None = None,
+    ):
+        check_frame_range(start, end)
+        if solver.preroll < 0:
+            raise SimulationError(f"pre-roll {solver.preroll} must be zero or more frames")
+        self.prepared = prepared
+        self.solver = solver
+        self.start, self.end = int(start), int(end)
+        self._rig = rig
+        self._controls = controls
+        self._warnings = Warnings()  # ``warnings`` adds the solver's line
+        if drive is None:
+            drive, notes = character_drive(prepared, solver, self.rig, posespace)
+            for note in notes:
+                self._warnings.once(note, note)
+        self.drive = drive
+        self.omega0 = prepared.slowest_frequency(drive.arap)
+        model = prepared.model
+        probes = guard_probes(model.X)
+        probe_rig = None if model.rig_weights is None else lbs_basis(model.rig_weights[probes], model.X[probes])
+        first = self.start - solver.preroll
+        self.guard = RigGuard(
+            self.rig, probe_rig, drive.size, first, self.end, solver.reset_at_cuts, self._warnings, bone_names
+        )
+        self.max_offset = 0.0  # largest guarded offset so far, as a share of the character's size
+        a0 = drive.sample(first)
+        a1 = drive.sample(first + 1) if self.end > first else a0
+        state = drive.initial_state(a0, a0 - (a1 - a0) / solver.substeps)
+        self._states: dict[int, State] = {first: state}
+        self._state_bytes = 4 * state.z.nbytes  # z, z_prev, q, q_prev
+        # Per simulated frame: each sub-step's solver iterations, and how many steps stopped unconverged.
+        self.iterations: dict[int, tuple[int, ...]] = {}
+        self.unconverged: dict[int, int] = {}
+        if solver.preroll:
+            state = self.state(self.start)
+            self._states = {self.start: state}
+
+    @property
+    def size(self) -> float:
+        """The character's size (m) the guard's shares are of."""
+        return self.drive.size
+
+    def rig(self, frame: int) -> np.ndarray:
+        src = self._rig
+        p = src(frame) if callable(src) else src[frame]
+        return np.asarray(p, dtype=np.float64)
+
+    def controls(self, frame: int) -> tuple[float, float]:
+        """(stiffness scale kappa, damping c in 1/s) of the solver at ``frame``."""
+        hz, zeta = (
+            (self.solver.wobble_hz, self.solver.damping_ratio) if self._controls is None else self._controls(frame)
+        )
+        if self.solver.stiffness_mode == "physical":
+            kappa = physical_scale(self.prepared, self.solver)
+            return kappa, scaled_frequency(self.omega0, kappa, 2.0 * zeta)
+        # Matched to the stepped motion: backward Euler's own damping and slowing are compensated.
+        h = 1.0 / (self.solver.fps * self.solver.substeps)
+        kappa, c, reached = implicit_euler_controls(self.omega0, hz, zeta, h)
+        if reached - zeta > 0.05:  # 5 points of damping ratio
+            self._warnings.once(
+                "damping floor",
+                f"frame {frame}: a damping ratio of {zeta:g} is below what {self.solver.substeps} sub-step(s) can "
+                f"resolve at {hz:g} Hz; the wobble dies out at {reached:.2g} instead; add sub-steps",
+            )
+        return kappa, c
+
+    @property
+    def cached_frames(self) -> list[int]:
+        return sorted(self._states)
+
+    def state(self, frame: int) -> State:
+        """The state at ``frame`` (clamped to the range), simulating forward as needed."""
+        f = min(max(int(frame), self.start), self.end)
+        if f in self._states:
+            return self._states[f]
+        if f - 1 in self._states:  # playing forward: the common case, O(1)
+            k = f - 1
+        else:
+            frames = self.cached_frames
+            k = frames[bisect.bisect_left(frames, f) - 1]  # the nearest simulated frame before f
+        state = self._states[k]
+        self.guard.prime(k)
+        d_a = self.drive.sample(k)
+        for g in range(k + 1, f + 1):
+            d_b = self.drive.sample(g)
+            if self.guard.check(g, self.rig(g)) and self.solver.reset_at_cuts:
+                state = self.drive.restart(state, d_b)
+            else:
+                state = self._frame(g, state, d_a, d_b)
+            self._states[g] = state
+            self._forget_between_checkpoints(g - 1)
+            d_a = d_b
+        return state
+
+    def _frame(self, g: int, state: State, d_a: np.ndarray, d_b: np.ndarray) -> State:
+        """The state at frame ``g`` from the one at g - 1: sub-steps from sample d_a to d_b, then the guards."""
+        S = self.solver.substeps
+        kappa, c = self.controls(g)
+        its, missed = [], 0
+        for s in range(1, S + 1):
+            a = s / S
+            state, rep = self.drive.step(state, (1.0 - a) * d_a + a * d_b, g - 1 + a, kappa, c)
+            its.append(rep.iterations)
+            missed += not rep.converged
+        self.iterations[g] = tuple(its)
+        self.unconverged[g] = missed
+        self._guard(g, state)
+        self.guard.confirm_cuts(g)
+        return state
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the bake and the panel say, one line each: the guard's, then the solver's (if any)."""
+        line = self.convergence_warning()
+        return self._warnings.lines + ([line] if line else [])
+
+    def solver_stats(self) -> dict[str, float | int | list[int]]:
+        """Solver iterations per step over the simulated frames: mean, max, steps at the cap, unconverged frames."""
+        its = [i for f in sorted(self.iterations) for i in self.iterations[f]]
+        cap = self.solver.iterations
+        return {
+            "steps": len(its),
+            "mean_iterations": round(float(np.mean(its)), 2) if its else 0.0,
+            "max_iterations": max(its, default=0),
+            "iteration_cap": cap,
+            "steps_at_cap": sum(i >= cap for i in its),
+            "unconverged_steps": sum(self.unconverged.values()),
+            "unconverged_frames": sorted(f for f, n in self.unconverged.items() if n),
+        }
+
+    def convergence_warning(self) -> str:
+        """One line naming the frames whose steps stopped at the iteration cap unconverged, or ""."""
+        frames = sorted(f for f, n in self.unconverged.items() if n)
+        if not frames:
+            return ""
+        steps = sum(self.unconverged.values())
+        return (
+            f"{steps} solver step{'s' if steps > 1 else ''} stopped unconverged at the cap of "
+            f"{self.solver.iterations} iterations (frames {frame_ranges(frames)}); raise Iterations"
+        )
+
+    def _forget_between_checkpoints(self, frame: int) -> None:
+        """Over the memory budget, drop the state of ``frame`` unless it is a checkpoint (or the start)."""
+        if len(self._states) * self._state_bytes <= STATE_BUDGET:
+            return
+        if frame > self.start and (frame - self.start) % CHECKPOINT and frame in self._states:
+            del self._states[frame]  # its iterations stay: they are the bake's statistics
+
+    def _guard(self, frame: int, state: State) -> None:
+        """Record the largest offset and say, once, when it passes OFFSET_WARNING of the character's size."""
+        if frame < self.start:
+            return  # pre-roll frames are discarded
+        share = offset_share(self.drive.probe_displacement(state, frame), self.drive.size)
+        self.max_offset = max(self.max_offset, share)
+        if share > OFFSET_WARNING:
+            self._warnings.once("offset", offset_warning(frame, share, self.solver.stiffness_mode))
+
+    def offsets(self, frame: int) -> np.ndarray:
+        """World-space displacement (k, 3) of the render vertices from their linear blend skinning at
+        ``frame`` (0 outside the range): the secondary motion, plus the drive's skin correction when
+        it has one (the physics skin); when the drive does not jiggle, the correction alone."""
+        rec = self.prepared.reconstructor
+        if frame < self.start or frame > self.end:
+            return np.zeros((rec.count, 3), dtype=rec.basis.dtype)
+        if self.drive.jiggles:
+            u = self.drive.displacement(self.state(frame), frame)
+        else:
+            u = np.zeros((rec.count, 3), dtype=rec.basis.dtype)
+        if self.solver.amount != 1.0:
+            # Amount: how much of the follow-through shows.  A gain on the result, so the wobble and the
+            # damping keep meaning what they say, and complementarity and invariances are untouched.
+            u = u * u.dtype.type(self.solver.amount)
+        correction = self.drive.skin_correction(frame)
+        if correction is not None:
+            u = u + correction.astype(u.dtype)
+        return u
+
+    def invalidate_after(self, frame: int) -> None:
+        """Forget states after ``frame`` (e.g. the rig changed there)."""
+        keep = max(frame, self.start)
+        self._states = {f: s for f, s in self._states.items() if f <= keep}
+        self.iterations = {f: i for f, i in self.iterations.items() if f <= keep}
+        self.unconverged = {f: n for f, n in self.unconverged.items() if f <= keep}
+        self.guard.forget_after(keep)
+        self.drive.forget_after(keep)

@@ -96,9 +96,10 @@ def test_linux_package_installs_and_its_wheels_import_inside_blender(linux_zip, 
         # Two copies of scipy's compiled modules now share this process (the
         # environment's, dropped from sys.modules, and the extension's); skip
         # interpreter teardown, which is not what this test is about.
-        os._exit(0)
+        from testkit.blender_process import leave
+        leave(0)
     """)
     env = dict(os.environ, BLENDER_USER_RESOURCES=str(tmp_path / "profile"))
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=600)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=600, cwd=ROOT)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "OK 1.15.3" in out.stdout

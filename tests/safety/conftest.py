@@ -19,11 +19,10 @@ from tests.safety import faults
 # profile, is enabled at start-up; then its command runs.  (python -m tools.skinmodes_cli --install prints
 # the install's own status line on stdout first.)
 COMMAND = """
-import importlib, os, sys, bpy
+import importlib, sys, bpy
+from testkit.blender_process import leave
 bpy.ops.preferences.addon_enable(module="bl_ext.user_default.skinmodes")
-code = importlib.import_module("bl_ext.user_default.skinmodes.cli").main(sys.argv[1:])
-sys.stdout.flush(); sys.stderr.flush()
-os._exit(code)  # as testkit.blender_process.leave does (the bpy 4.2 module can crash in its teardown)
+leave(importlib.import_module("bl_ext.user_default.skinmodes.cli").main(sys.argv[1:]))
 """
 
 

@@ -123,26 +123,81 @@ def _choices(*items: tuple[str, str, str]) -> tuple[Choice, ...]:
     return tuple(Choice(*i) for i in items)
 
 
-# Material presets, in the scale-free controls and in physical units.  Their one definition is the
-# Blender preset files the add-on ships (presets/skinmodes/material/<Label>.py: what the panel's preset
-# menu runs, in the format Blender's "Add Preset" writes); they are read here as text, without bpy, so
-# the CLI's --preset, the API and the Preset setting give exactly what the menu gives.
+# How a training pose finds its skin-on-skin contact: the Pose-Space panel's items, the API's and the
+# CLI's spellings (lower case) and core's (:data:`core.pipeline.poses.ContactSpec`: "auto", a painted
+# GROUP's mask, or None) all come from here.
+CONTACT_KINDS = _choices(
+    ("AUTO", "Automatic", "Hold still the skin this pose presses together (surfaces closer than one surface edge)"),
+    ("GROUP", "Vertex Group", "Hold still the vertices of a painted vertex group in this pose"),
+    ("NONE", "None", "No contact in this pose"),
+)
+CONTACT_AUTO, CONTACT_GROUP, CONTACT_NONE = (c.id for c in CONTACT_KINDS)
+
+
+# Material presets, in the scale-free controls and in physical units: their one definition.  The
+# add-on ships each as a Blender preset file (presets/skinmodes/material/<Label>.py: what the panel's
+# preset menu runs, in the format Blender's "Add Preset" writes), whose text is :func:`preset_file_text`
+# of these values (a test checks the shipped files against it), so the CLI's --preset, the API, the
+# Preset setting and the menu all give exactly these values.
 PRESET_SUBDIR = "skinmodes/material"
 # id -> what the preset is for, in the order of the Preset setting's items (Blender stores an enum
-# by its index: append, never reorder).  The label is the file's name.
+# by its index: append, never reorder).
 PRESET_ROLES = {
     "JELLY": "Very soft and slow; appendages swing through, with more follow-through",
     "FAT": "Soft tissue, bellies and cheeks; tails and ears swing through",
     "MUSCLE": "Firmer flesh, less follow-through",
     "RUBBER": "Quick, springy vibrations, mostly in the skin",
 }
+# id -> the preset's label (its file's name in the menu).
+PRESET_LABELS = {pid: pid.title() for pid in PRESET_ROLES}
+# id -> the values the preset sets, in the order its file sets them: numbers as floats, switches
+# (where things move, not only how much) as bools.
+PRESETS: dict[str, dict[str, float | bool]] = {
+    "JELLY": {
+        "wobble_hz": 1.5,
+        "damping_ratio": 0.1,
+        "poisson_ratio": 0.3,
+        "youngs_modulus": 2000.0,
+        "density": 1000.0,
+        "amount": 1.5,
+        "swing_appendages": True,
+    },
+    "FAT": {
+        "wobble_hz": 3.0,
+        "damping_ratio": 0.2,
+        "poisson_ratio": 0.4,
+        "youngs_modulus": 10000.0,
+        "density": 950.0,
+        "amount": 1.0,
+        "swing_appendages": True,
+    },
+    "MUSCLE": {
+        "wobble_hz": 5.0,
+        "damping_ratio": 0.35,
+        "poisson_ratio": 0.4,
+        "youngs_modulus": 50000.0,
+        "density": 1060.0,
+        "amount": 0.7,
+        "swing_appendages": True,
+    },
+    "RUBBER": {
+        "wobble_hz": 8.0,
+        "damping_ratio": 0.1,
+        "poisson_ratio": 0.45,
+        "youngs_modulus": 1000000.0,
+        "density": 1100.0,
+        "amount": 1.0,
+        "swing_appendages": False,
+    },
+}
 
 
-def preset_folder() -> Path:
-    """The shipped material presets: beside core/ in the extension, in skinmodes_addon/ in the repository."""
-    top = Path(__file__).resolve().parent.parent
-    shipped = top / "presets" / PRESET_SUBDIR
-    return shipped if shipped.is_dir() else top / "skinmodes_addon" / "presets" / PRESET_SUBDIR
+def preset_file_text(pid: str) -> str:
+    """The Blender preset file of a shipped preset, as "Add Preset" writes it: its id, then its values."""
+    lines = ["import bpy", "", "settings = bpy.context.object.skinmodes  # type: ignore[union-attr]", ""]
+    lines.append(f'settings.material_preset = "{pid}"')
+    lines.extend(f"settings.{name} = {value!r}" for name, value in PRESETS[pid].items())
+    return "\n".join(lines) + "\n"
 
 
 def read_preset(path: Path) -> dict[str, object]:
@@ -170,35 +225,12 @@ def read_preset(path: Path) -> dict[str, object]:
     return values
 
 
-def shipped_presets(folder: Path) -> dict[str, Path]:
-    """id (the file's name, upper case) -> preset file, in :data:`PRESET_ROLES` order."""
-    found = {p.stem.upper(): p for p in folder.glob("*.py")}
-    if set(found) != set(PRESET_ROLES):
-        raise SkinmodesError(f"the shipped presets in {folder} are {sorted(found)}, expected {sorted(PRESET_ROLES)}")
-    return {pid: found[pid] for pid in PRESET_ROLES}
-
-
-def material_values(path: Path, pid: str) -> dict[str, float | bool]:
-    """The material values of one shipped preset (which names itself in ``material_preset``).
-
-    Numbers come back as floats, switches (where things move, not only how much) as bools.
-    """
-    values = read_preset(path)
-    if values.pop("material_preset", None) != pid:
-        raise SkinmodesError(f"{path.name} must set settings.material_preset = {pid!r}")
-    return {name: v if isinstance(v, bool) else float(v) for name, v in values.items()}  # type: ignore[arg-type]
-
-
-PRESET_FILES = shipped_presets(preset_folder())
-PRESETS: dict[str, dict[str, float | bool]] = {pid: material_values(path, pid) for pid, path in PRESET_FILES.items()}
-
-
 def _preset_choices() -> tuple[Choice, ...]:
     """The Preset setting's items: each shipped preset (its role, frequency and damping), then Custom."""
     shipped = [
         Choice(
             pid,
-            PRESET_FILES[pid].stem,
+            PRESET_LABELS[pid],
             f"{role}: {PRESETS[pid]['wobble_hz']:g} Hz, damping ratio {PRESETS[pid]['damping_ratio']:g}",
         )
         for pid, role in PRESET_ROLES.items()

@@ -24,8 +24,8 @@ import bpy
 from .bake.job import BakeJob
 from .bake.outputs import clear_bake as _clear_bake
 from .core.errors import SkinmodesError
+from .core.settings import CONTACT_AUTO, CONTACT_GROUP, CONTACT_NONE, validate_all
 from .core.settings import names as setting_names
-from .core.settings import validate_all
 from .props import scene_of
 from .props import settings as _settings
 from .session.session import build_session
@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 # A training pose's contact: "auto", "none", or the name of a vertex group.
-CONTACT_KINDS = {"auto": "AUTO", "none": "NONE"}
+CONTACT_KINDS = {kind.lower(): kind for kind in (CONTACT_AUTO, CONTACT_NONE)}
 # Blender's frames (MINAFRAME, MAXFRAME): a scene cannot be set to a frame outside them.
 FRAME_LIMIT = 1_048_574
 # The bake's outputs, as the API, the add-on and the command line spell them.
@@ -104,7 +104,8 @@ def configure(obj: bpy.types.Object, **values: Any) -> None:
 def poses(obj: bpy.types.Object) -> list[tuple[int, str]]:
     """The object's training poses as (frame, contact): "auto", "none" or a vertex group's name."""
     return [
-        (int(p.frame), p.contact_group if p.contact == "GROUP" else p.contact.lower()) for p in _settings(obj).poses
+        (int(p.frame), p.contact_group if p.contact == CONTACT_GROUP else p.contact.lower())
+        for p in _settings(obj).poses
     ]
 
 
@@ -140,7 +141,7 @@ def validate_poses(obj: bpy.types.Object, new: list[tuple[int, str]]) -> list[tu
         if contact.lower() in CONTACT_KINDS:
             checked.append((frame, CONTACT_KINDS[contact.lower()], ""))
         elif obj.vertex_groups.get(contact) is not None:
-            checked.append((frame, "GROUP", contact))
+            checked.append((frame, CONTACT_GROUP, contact))
         else:
             raise SkinmodesError(
                 f"the contact '{contact}' of the pose at frame {frame} is neither 'auto', 'none' nor a vertex "

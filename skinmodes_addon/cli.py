@@ -34,7 +34,7 @@ from . import api
 from .bake.deletion import flush_pending
 from .core.errors import CacheError, SkinmodesError
 from .core.io.pc2 import check_writable
-from .core.settings import PRESETS, SETTINGS
+from .core.settings import CONTACT_AUTO, PRESETS, SETTINGS
 from .registry import HOLD_PENDING, PROGRESS_LISTENERS, STOP_REQUESTS
 from .session.signals import Interrupted
 
@@ -71,7 +71,7 @@ def _pose(text: str) -> tuple[int, str]:
     """FRAME[:CONTACT] -> (frame, contact)."""
     frame, _, contact = text.partition(":")
     try:
-        return int(frame), contact or "auto"
+        return int(frame), contact or CONTACT_AUTO.lower()
     except ValueError:
         raise argparse.ArgumentTypeError(f"a pose is FRAME[:CONTACT], e.g. 40 or 40:auto, got '{text}'") from None
 

@@ -1,8 +1,8 @@
 """Material presets through Blender's own preset system: the preset button in the Material panel's header.
 
 The menu lists the presets the extension ships (presets/skinmodes/material/
-beside this file, the one definition core/settings.py reads) and the user's
-own, which "Add Preset" saves in Blender's user scripts folder
+beside this file: core.settings.PRESETS written as Blender preset files, see
+core.settings.preset_file_text) and the user's own, which "Add Preset" saves in Blender's user scripts folder
 (scripts/presets/skinmodes/material/) where they can be shared as files.
 A preset is applied by reading its values (never running it) and checking
 them all first: a file with a value out of range or an unknown setting is
@@ -25,11 +25,13 @@ from bl_operators.presets import AddPresetBase
 from bpy.props import StringProperty
 
 from .core.errors import SkinmodesError
-from .core.settings import PRESET_SUBDIR, PRESETS, read_preset, validate_all
+from .core.settings import PRESET_LABELS, PRESET_SUBDIR, PRESETS, read_preset, validate_all
 
 # The folder holding presets/<PRESET_SUBDIR>/ (Blender's layout for add-on presets).
 PRESET_ROOT = os.path.dirname(os.path.abspath(__file__))
 SHIPPED_FOLDER = os.path.join(PRESET_ROOT, "presets", *PRESET_SUBDIR.split("/"))
+# id -> the shipped preset's file, named by its label (its text: core.settings.preset_file_text).
+SHIPPED_FILES = {pid: Path(SHIPPED_FOLDER) / f"{label}.py" for pid, label in PRESET_LABELS.items()}
 # What a material preset holds: which shipped preset it is (or CUSTOM) first, so the values that
 # follow are the ones kept, then every value the shipped presets set.
 MATERIAL_VALUES = ("material_preset", *next(iter(PRESETS.values())))

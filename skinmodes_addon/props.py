@@ -17,7 +17,7 @@ from bpy.props import (
 )
 
 from .core.errors import SkinmodesError
-from .core.settings import BY_NAME, PRESETS, SETTINGS, Setting
+from .core.settings import BY_NAME, CONTACT_AUTO, CONTACT_KINDS, PRESETS, SETTINGS, Setting
 
 OVERRIDE = {"LIBRARY_OVERRIDABLE"}
 # The operators' status: not a setting, so neither shown as a field nor animatable.
@@ -100,11 +100,7 @@ def blender_property(st: Setting) -> Any:
 
 
 # How a training pose finds its skin-on-skin contact (core.pipeline.ContactSpec).
-CONTACT_ITEMS = [
-    ("AUTO", "Automatic", "Hold still the skin this pose presses together (surfaces closer than one surface edge)"),
-    ("GROUP", "Vertex Group", "Hold still the vertices of a painted vertex group in this pose"),
-    ("NONE", "None", "No contact in this pose"),
-]
+CONTACT_ITEMS = [(c.id, c.label, c.description) for c in CONTACT_KINDS]
 
 
 class SkinmodesPose(bpy.types.PropertyGroup):
@@ -122,7 +118,7 @@ class SkinmodesPose(bpy.types.PropertyGroup):
         name="Contact",
         description="Where skin touches skin in this pose: those vertices do not jiggle there",
         items=CONTACT_ITEMS,
-        default="AUTO",
+        default=CONTACT_AUTO,
         options=set(),
         override=OVERRIDE,
     )  # type: ignore[valid-type]

@@ -20,11 +20,13 @@ from ..model.rig import rest_parameters
 from ..posespace.model import PoseSpaceModel, build_pose_space, detect_contacts
 from ..posespace.points import PosePoints
 from ..posespace.rbf import pose_features
+from ..settings import CONTACT_AUTO
 from .guards import guard_probes
 from .prepare import Cancelled, PreparedCharacter
 
-# A pose's contact: "auto" (skin the pose presses together, :func:`contact_vertices`), None (no
-# contact) or a painted render-vertex mask (k,) in [0, 1] (its surface, extended into the volume).
+# A pose's contact (core.settings.CONTACT_KINDS): "auto" (skin the pose presses together,
+# :func:`contact_vertices`), None (no contact) or a painted render-vertex mask (k,) in [0, 1] (its
+# surface, extended into the volume).
 ContactSpec = str | np.ndarray | None
 # A painted contact mask holds the tet surface vertices where its extension exceeds this.
 CONTACT_MASK_LEVEL = 0.5
@@ -52,7 +54,7 @@ def pose_contacts(prepared: PreparedCharacter, p: np.ndarray, spec: ContactSpec)
     if spec is None:
         return None
     if isinstance(spec, str):
-        if spec != "auto":
+        if spec != CONTACT_AUTO.lower():
             raise SimulationError(f"a pose's contact must be 'auto', None or a painted mask, got {spec!r}")
         return detect_contacts(prepared.model, np.asarray(p)[None])[0]
     mask = np.asarray(spec, dtype=np.float64)

@@ -26,6 +26,7 @@ from ..character import (
 from ..core.errors import CacheError, SkinmodesError
 from ..core.io.pc2 import check_writable
 from ..core.pipeline import CharacterInput, MaterialSettings, SolverSettings, SubspaceSettings, check_frame_range
+from ..core.settings import CONTACT_AUTO, CONTACT_GROUP
 from ..props import SkinmodesSettings, settings
 from .cache_paths import cache_folder
 from .core_settings import material_settings, solver_settings, subspace_settings
@@ -88,9 +89,9 @@ def read_poses(
             )
         seen.add(f)
         contact: str | np.ndarray | None = None
-        if pose.contact == "AUTO":
-            contact = "auto"
-        elif pose.contact == "GROUP":
+        if pose.contact == CONTACT_AUTO:
+            contact = CONTACT_AUTO.lower()
+        elif pose.contact == CONTACT_GROUP:
             name = pose.contact_group
             if not name or obj.vertex_groups.get(name) is None:
                 raise SkinmodesError(

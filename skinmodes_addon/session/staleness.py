@@ -11,6 +11,7 @@ import bpy
 import numpy as np
 
 from ..character import armature_modifier, stack_signature, vertex_positions
+from ..core.settings import CONTACT_GROUP
 from ..core.settings import names as setting_names
 from ..props import SkinmodesSettings
 from .core_settings import control_curves
@@ -49,7 +50,9 @@ def controls_signature(obj: bpy.types.Object) -> tuple[object, ...]:
 
 def poses_signature(s: SkinmodesSettings) -> tuple[object, ...]:
     """The training poses as the settings hold them: what makes a session's pose-space modes stale."""
-    return tuple((int(p.frame), str(p.contact), str(p.contact_group) if p.contact == "GROUP" else "") for p in s.poses)
+    return tuple(
+        (int(p.frame), str(p.contact), str(p.contact_group) if p.contact == CONTACT_GROUP else "") for p in s.poses
+    )
 
 
 def settings_snapshot(s: SkinmodesSettings) -> tuple[object, ...]:

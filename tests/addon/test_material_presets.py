@@ -80,7 +80,7 @@ def test_a_shipped_preset_from_the_menu_sets_what_the_cli_and_api_set(addon, cre
     obj, _, _ = creature
     names = PRESETS[pid]
     obj.skinmodes.wobble_hz, obj.skinmodes.material_preset = 42.0, "CUSTOM"  # start away from every preset
-    assert apply_file(bpy, addon.core.settings.PRESET_FILES[pid]) == {"FINISHED"}
+    assert apply_file(bpy, addon.material_presets.SHIPPED_FILES[pid]) == {"FINISHED"}
     assert obj.skinmodes.material_preset == pid  # the menu's preset is the object's preset, not "Custom"
     for name, value in names.items():
         assert getattr(obj.skinmodes, name) == pytest.approx(value, rel=1e-6), name
@@ -91,10 +91,8 @@ def test_a_shipped_preset_from_the_menu_sets_what_the_cli_and_api_set(addon, cre
 
 
 def test_the_cli_offers_exactly_the_shipped_presets(addon):
-    from core.settings import PRESET_FILES
-
     parser = addon.cli.parser()
-    for path in PRESET_FILES.values():
+    for path in addon.material_presets.SHIPPED_FILES.values():
         for flag in ("--preset", "--material-preset"):
             args = parser.parse_args(["bake", "--object", "Body", flag, path.stem.lower()])
             assert args.material_preset == path.stem.lower()
@@ -131,7 +129,7 @@ def test_a_preset_of_your_own_is_saved_applied_and_removed(addon, creature, user
 def test_shipped_presets_are_neither_removed_nor_shadowed(addon, creature, user_presets):
     import bpy
 
-    shipped = addon.core.settings.PRESET_FILES
+    shipped = addon.material_presets.SHIPPED_FILES
     before = {pid: path.read_bytes() for pid, path in shipped.items()}
     assert bpy.ops.skinmodes.material_preset_add(name="Fat") == {"CANCELLED"}  # the name exists
     assert bpy.ops.skinmodes.material_preset_add(name="Jelly", remove_name=True) == {"CANCELLED"}

@@ -1,5 +1,7 @@
 """One definition of every setting (core/settings.py)."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -62,20 +64,57 @@ def test_stages_partition_the_settings():
     assert [s.name for s in SETTINGS if s.animatable] == ["wobble_hz", "damping_ratio"]
 
 
+# Character settings the add-on reads itself, into the CharacterInput (painted masks, planted
+# flags) or the cache folder, rather than into one of core's settings objects.
+READ_BY_THE_ADDON = {"stiffness_group", "density_group", "leak_mode", "leak_group", "planted_feet", "cache_dir"}
+
+
+def _setting_fields(cls) -> set[str]:
+    from dataclasses import fields
+
+    return {f.name for f in fields(cls) if f.name in BY_NAME}
+
+
+def test_core_settings_objects_hold_exactly_the_settings_of_their_stage():
+    """Each user setting reaches core by name, exactly once per stage: every solver setting is a field of
+    SolverSettings, and every character setting a field of SubspaceSettings or MaterialSettings or one
+    the add-on reads itself.  A renamed field, or a new setting no object takes, fails here."""
+    from core.pipeline import MaterialSettings, SolverSettings, SubspaceSettings
+
+    solver, subspace, material = (_setting_fields(c) for c in (SolverSettings, SubspaceSettings, MaterialSettings))
+    assert solver == set(names("solver"))
+    character = set(names("character"))
+    assert subspace | (material & character) | READ_BY_THE_ADDON == character
+    assert not (subspace & READ_BY_THE_ADDON) and not (material & READ_BY_THE_ADDON)
+    # The base material the modes are built with: the character's Poisson ratio, and the physical
+    # units of the solver's material (the ratio of the two scales the motion, core.pipeline.physical_scale).
+    assert material == {"poisson_ratio", "youngs_modulus", "density"}
+
+
 def test_core_settings_objects_take_their_defaults_from_the_one_definition():
     """Every field of core's settings objects named after a user setting defaults to that setting (exactly)."""
     from dataclasses import fields
 
     from core.pipeline import MaterialSettings, SolverSettings, SubspaceSettings
-    from core.settings import BY_NAME, core_default
+    from core.settings import core_default
 
-    seen = 0
     for cls in (SubspaceSettings, MaterialSettings, SolverSettings):
         for f in fields(cls):
             if f.name in BY_NAME:
                 assert f.default == core_default(f.name), (cls.__name__, f.name)
-                seen += 1
-    assert seen >= 14  # a renamed field would silently stop being derived: keep the count honest
+
+
+def test_the_shipped_preset_files_are_written_from_the_presets():
+    """The add-on's Blender preset files (what the Preset menu runs) are exactly core's presets in the
+    format "Add Preset" writes: a shipped file edited by hand, or a preset changed without its file, fails."""
+    from core.settings import PRESET_LABELS, PRESET_SUBDIR, preset_file_text, read_preset
+
+    folder = Path(__file__).resolve().parents[2] / "skinmodes_addon" / "presets" / PRESET_SUBDIR
+    assert sorted(p.name for p in folder.glob("*.py")) == sorted(f"{label}.py" for label in PRESET_LABELS.values())
+    for pid, label in PRESET_LABELS.items():
+        path = folder / f"{label}.py"
+        assert path.read_text(encoding="utf-8") == preset_file_text(pid), f"rewrite {path} from preset_file_text"
+        assert read_preset(path) == {"material_preset": pid, **PRESETS[pid]}
 
 
 def test_core_values_reads_settings_by_name_and_lowers_enum_ids():
@@ -97,3 +136,11 @@ def test_core_values_reads_settings_by_name_and_lowers_enum_ids():
     solver = SolverSettings(**values)
     assert (solver.iterations, solver.stiffness_mode, solver.simulation().max_iterations) == (7, "physical", 7)
     assert "fps" not in values and "tolerance" not in values  # not user settings: their own defaults stay
+
+
+def test_contact_kinds_keep_their_order_and_core_takes_the_automatic_one_in_lower_case():
+    """Blender stores a pose's contact by its index in these items: append, never reorder."""
+    from core.settings import CONTACT_AUTO, CONTACT_GROUP, CONTACT_KINDS, CONTACT_NONE
+
+    assert [c.id for c in CONTACT_KINDS] == [CONTACT_AUTO, CONTACT_GROUP, CONTACT_NONE] == ["AUTO", "GROUP", "NONE"]
+    assert all(c.label and c.description for c in CONTACT_KINDS)

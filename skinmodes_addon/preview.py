@@ -490,7 +490,8 @@ def register() -> None:
     for handler_list, fn in HANDLERS:
         if fn not in handler_list:
             handler_list.append(fn)
-    LIVE_PREVIEW_TOGGLED.append(on_toggle)
+    if on_toggle not in LIVE_PREVIEW_TOGGLED:
+        LIVE_PREVIEW_TOGGLED.append(on_toggle)
 
 
 def unregister() -> None:

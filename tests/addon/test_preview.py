@@ -77,3 +77,13 @@ def test_turning_the_preview_off_cancels_only_a_job_it_started(addon, creature):
     obj.skinmodes.live_preview = False
     assert job.cancelled and session_mod.running_job(obj) is None
     job.wait()
+
+
+def test_the_preview_hears_its_toggle_through_the_settings_listeners_once(addon):
+    """props imports nothing of the add-on: the preview adds its own update on register, once."""
+    assert addon.props.LIVE_PREVIEW_TOGGLED.count(addon.preview.on_toggle) == 1
+    addon.preview.register()  # registering again adds nothing
+    assert addon.props.LIVE_PREVIEW_TOGGLED.count(addon.preview.on_toggle) == 1
+    addon.preview.unregister()
+    assert addon.preview.on_toggle not in addon.props.LIVE_PREVIEW_TOGGLED
+    addon.preview.register()

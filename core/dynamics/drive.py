@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import numpy as np
 
@@ -35,8 +35,11 @@ class State(Protocol):
         ...
 
 
-class Drive(Protocol):
-    """One way of driving the simulation (see the module doc).
+S = TypeVar("S", bound=State)
+
+
+class Drive(Protocol[S]):
+    """One way of driving the simulation (see the module doc), over its state type S.
 
     size: the character's size (m) the guard's shares are of; arap: whether the
     solver's energy is ARAP (the slowest frequency the controls calibrate to
@@ -44,33 +47,38 @@ class Drive(Protocol):
     drive's skin correction does, e.g. the physics skin with Secondary Motion off).
     """
 
-    size: float
-    arap: bool
-    jiggles: bool
+    @property
+    def size(self) -> float: ...
+
+    @property
+    def arap(self) -> bool: ...
+
+    @property
+    def jiggles(self) -> bool: ...
 
     def sample(self, frame: int) -> np.ndarray:
         """What drives the solver at an integer ``frame`` (any shape; interpolated linearly between frames)."""
         ...
 
-    def initial_state(self, sample: np.ndarray, before: np.ndarray) -> State:
-        """At rest relative to ``sample``; ``before`` (one sub-step back) sets the initial velocity."""
+    def initial_state(self, sample: np.ndarray, before: np.ndarray | None) -> S:
+        """At rest relative to ``sample``; ``before`` (one sub-step back) sets the initial velocity (None: none)."""
         ...
 
-    def restart(self, state: State, sample: np.ndarray) -> State:
+    def restart(self, state: S, sample: np.ndarray) -> S:
         """At rest on ``sample`` with no velocity (a cut), keeping ``state``'s step count."""
         ...
 
     def step(
-        self, state: State, sample: np.ndarray, frame: float, stiffness_scale: float, damping: float
-    ) -> tuple[State, StepReport]:
+        self, state: S, sample: np.ndarray, frame: float, stiffness_scale: float, damping: float
+    ) -> tuple[S, StepReport]:
         """One solver step to ``sample`` at time ``frame`` (fractional at sub-steps)."""
         ...
 
-    def probe_displacement(self, state: State, frame: int) -> np.ndarray:
+    def probe_displacement(self, state: S, frame: int) -> np.ndarray:
         """Secondary displacement (p, 3) of the guard's probe points in ``state`` at an integer ``frame``."""
         ...
 
-    def displacement(self, state: State, frame: int) -> np.ndarray:
+    def displacement(self, state: S, frame: int) -> np.ndarray:
         """Secondary displacement (k, 3) of the render vertices in ``state`` at an integer ``frame``."""
         ...
 
@@ -127,7 +135,7 @@ class RigDrive:
     def initial_state(self, sample: np.ndarray, before: np.ndarray | None) -> SimState:
         return self.simulator.initial_state(p=sample, p_prev=before)
 
-    def restart(self, state: SimState, sample: np.ndarray) -> SimState:  # type: ignore[override]
+    def restart(self, state: SimState, sample: np.ndarray) -> SimState:
         return replace(self.initial_state(sample, None), step=state.step)
 
     def step(

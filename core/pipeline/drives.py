@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -21,7 +22,7 @@ def character_drive(
     solver: SolverSettings,
     rig: Callable[[int], np.ndarray],
     posespace: PoseSpaceCharacter | None = None,
-) -> tuple[Drive, list[str]]:
+) -> tuple[Drive[Any], list[str]]:
     """(the drive, what to tell the user about the choice) for a character and its solver settings.
 
     rig: LBS parameters (12 b,) at an integer frame.  Physics Skin on: its shape drives the

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -77,7 +78,7 @@ class FrameSimulation:
         controls: ControlFrames | None = None,
         bone_names: Sequence[str] | None = None,
         posespace: PoseSpaceCharacter | None = None,
-        drive: Drive | None = None,
+        drive: Drive[Any] | None = None,
     ):
         check_frame_range(start, end)
         if solver.preroll < 0:

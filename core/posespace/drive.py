@@ -57,7 +57,7 @@ class PoseSpaceDrive:
     def initial_state(self, sample: np.ndarray, before: np.ndarray | None) -> PoseSpaceState:
         return self.simulator.initial_state(sample, p_prev=before)
 
-    def restart(self, state: PoseSpaceState, sample: np.ndarray) -> PoseSpaceState:  # type: ignore[override]
+    def restart(self, state: PoseSpaceState, sample: np.ndarray) -> PoseSpaceState:
         return self.initial_state(sample, None).with_step(state.step)
 
     def step(

@@ -37,11 +37,12 @@ def addon(dev_zip):
 
 @pytest.fixture(autouse=True)
 def fresh_scene(request):
-    """An empty scene before every add-on test."""
+    """An empty scene, and no per-process state of an earlier test (registry.reset), before every add-on test."""
     if "addon" in request.fixturenames or "bpy_scene" in request.fixturenames:
         import bpy
 
         bpy.ops.wm.read_homefile(use_empty=True, use_factory_startup=True)
+        request.getfixturevalue("addon").registry.reset()
     yield
 
 

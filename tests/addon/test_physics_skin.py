@@ -14,7 +14,7 @@ Tolerances:
   meshes hold float32, and the physics solve stops at a residual whose position error is about
   4e-7 of the size (core/physskin/solve.py), so two bakes, or a bake and the preview, of the same
   frames agree far below this however the frames were ordered (measured: bit for bit).  Shape keys pass through a 3x3
-  inverse-skinning solve and the armature's float32 arithmetic: 1e-4 m, as in test_bake.py.
+  inverse-skinning solve and the armature's float32 arithmetic: 1e-4 m, as in bake/test_outputs.py.
 - At the rest pose and under a rigid motion of the whole rig the correction is zero to round-off
   (measured 1e-8 of the size): the bake equals the Armature output to the same 1e-5.
 - Volume: bending tail.2 by 90 degrees, linear blend skinning loses 10-16 % of the tail's volume

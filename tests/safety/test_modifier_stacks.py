@@ -183,7 +183,7 @@ def test_live_preview_shows_what_the_bake_plays_back(addon, shot, stack):
 
 def test_shape_keys_with_a_subdivision_after_the_armature(addon, shot):
     """Shape keys act before every modifier; the Armature maps them back (1e-4 m: an inverse 3x3 solve and
-    the armature's float32 arithmetic, as in tests/addon/test_bake.py)."""
+    the armature's float32 arithmetic, as in tests/addon/bake/test_outputs.py)."""
     import bpy
 
     obj, _, scene, _folder = shot

@@ -7,7 +7,6 @@ from .guards import CUT_RATIO, CUT_WINDOW, GUARD_PROBES, JUMP_WARNING, OFFSET_WA
 from .poses import (
     CONTACT_MASK_LEVEL,
     ContactSpec,
-    PoseSpaceCharacter,
     interpolate_mask_to_tets,
     pose_contacts,
     prepare_pose_space,
@@ -16,6 +15,7 @@ from .prepare import (
     Cancelled,
     CharacterInput,
     MaterialSettings,
+    PoseSpaceCharacter,
     PreparedCharacter,
     SolverSettings,
     SubspaceSettings,

@@ -11,8 +11,7 @@ from ..dynamics.drive import Drive, RigDrive
 from ..physskin.drive import PhysicsSkinDrive
 from ..posespace.drive import PoseSpaceDrive
 from .guards import guard_probes
-from .poses import PoseSpaceCharacter
-from .prepare import PreparedCharacter, SolverSettings
+from .prepare import PoseSpaceCharacter, PreparedCharacter, SolverSettings
 
 POSES_UNUSED = "the training poses are not used with Physics Skin on: its shape, not the bones, drives the jiggle"
 

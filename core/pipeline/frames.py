@@ -21,8 +21,7 @@ from ..errors import SimulationError
 from ..model.rig import lbs_basis
 from .drives import character_drive
 from .guards import OFFSET_WARNING, RigGuard, Warnings, frame_ranges, guard_probes, offset_share, offset_warning
-from .poses import PoseSpaceCharacter
-from .prepare import PreparedCharacter, SolverSettings, physical_scale
+from .prepare import PoseSpaceCharacter, PreparedCharacter, SolverSettings, physical_scale
 
 RigFrames = Mapping[int, np.ndarray] | Callable[[int], np.ndarray]
 # (wobble_hz, damping_ratio) of a frame, for animated controls.

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -17,12 +16,12 @@ from ..errors import RigError, SimulationError
 from ..geometry.embedding import interpolate
 from ..geometry.tetmesh import boundary_faces
 from ..model.rig import rest_parameters
-from ..posespace.model import PoseSpaceModel, build_pose_space, detect_contacts
+from ..posespace.model import build_pose_space, detect_contacts
 from ..posespace.points import PosePoints
 from ..posespace.rbf import pose_features
 from ..settings import CONTACT_AUTO
 from .guards import guard_probes
-from .prepare import Cancelled, PreparedCharacter
+from .prepare import Cancelled, PoseSpaceCharacter, PreparedCharacter
 
 # A pose's contact (core.settings.CONTACT_KINDS): "auto" (skin the pose presses together,
 # :func:`contact_vertices`), None (no contact) or a painted render-vertex mask (k,) in [0, 1] (its
@@ -30,22 +29,6 @@ from .prepare import Cancelled, PreparedCharacter
 ContactSpec = str | np.ndarray | None
 # A painted contact mask holds the tet surface vertices where its extension exceeds this.
 CONTACT_MASK_LEVEL = 0.5
-
-
-@dataclass
-class PoseSpaceCharacter:
-    """A prepared character's pose-space model (Xu & Barbič) with its render vertices and guard probes.
-
-    frames: the frames the training poses were taken at (pose 0, the rest, has none: -1);
-    contacts: the number of tet vertices held still in each pose.
-    """
-
-    model: PoseSpaceModel
-    render: PosePoints
-    probes: PosePoints
-    frames: tuple[int, ...]
-    contacts: tuple[int, ...]
-    seconds: float = 0.0
 
 
 def pose_contacts(prepared: PreparedCharacter, p: np.ndarray, spec: ContactSpec) -> np.ndarray | None:

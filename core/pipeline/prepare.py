@@ -17,7 +17,6 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -46,11 +45,26 @@ from ..model.planted import planted_tet_vertices
 from ..model.rig import LBSRig
 from ..model.rigid import rigid_pieces
 from ..physskin.rig import PhysicsRig
+from ..posespace.model import PoseSpaceModel
+from ..posespace.points import PosePoints
 from ..settings import core_default
 from ..subspace.reduced import ReducedModel
 
-if TYPE_CHECKING:
-    from .poses import PoseSpaceCharacter
+
+@dataclass
+class PoseSpaceCharacter:
+    """A prepared character's pose-space model (Xu & Barbič) with its render vertices and guard probes.
+
+    frames: the frames the training poses were taken at (pose 0, the rest, has none: -1);
+    contacts: the number of tet vertices held still in each pose.
+    """
+
+    model: PoseSpaceModel
+    render: PosePoints
+    probes: PosePoints
+    frames: tuple[int, ...]
+    contacts: tuple[int, ...]
+    seconds: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -54,8 +54,19 @@ def armature_modifier(obj: bpy.types.Object) -> bpy.types.ArmatureModifier | Non
     return None
 
 
-def check_object(obj: bpy.types.Object | None) -> bpy.types.ArmatureModifier:
-    """Raise a one-line SkinmodesError unless ``obj`` is a skinned mesh we can simulate."""
+def is_object_rig(obj: bpy.types.Object | None) -> bool:
+    """A mesh with no Armature modifier at all: its own animation is its rig (``object_rig.py``)."""
+    return obj is not None and obj.type == "MESH" and not any(m.type == "ARMATURE" for m in obj.modifiers)
+
+
+def check_object(obj: bpy.types.Object | None) -> bpy.types.ArmatureModifier | None:
+    """Raise a one-line SkinmodesError unless ``obj`` is a mesh we can simulate.
+
+    Returns its Armature modifier, or None for a mesh without one (its own
+    transform is the rig: :func:`is_object_rig`).  An Armature modifier
+    without an armature is refused: it is a rig left unfinished, not an object
+    meant to move by itself.
+    """
     if obj is None:
         raise SkinmodesError("no active object; select the character's mesh")
     if obj.type != "MESH":
@@ -71,8 +82,12 @@ def check_object(obj: bpy.types.Object | None) -> bpy.types.ArmatureModifier:
         raise SkinmodesError(f"'{obj.name}' has no faces; secondary motion needs a surface")
     mod = armature_modifier(obj)
     if mod is None:
+        if is_object_rig(obj):
+            return None
+        empty = next(m for m in obj.modifiers if m.type == "ARMATURE")
         raise RigError(
-            f"'{obj.name}' has no Armature modifier with an armature; parent it with Ctrl+P > With Automatic Weights"
+            f"the Armature modifier '{empty.name}' of '{obj.name}' has no armature; pick the armature in it, "
+            f"or remove the modifier to jiggle '{obj.name}' from its own motion"
         )
     if not mod.use_vertex_groups:
         raise RigError(
@@ -91,16 +106,19 @@ def check_object(obj: bpy.types.Object | None) -> bpy.types.ArmatureModifier:
     return mod
 
 
-def modifiers_before(obj: bpy.types.Object, mod: bpy.types.Modifier) -> list[bpy.types.Modifier]:
-    """The modifiers above ``mod`` in the stack of ``obj`` (they act first), in order."""
+def modifiers_before(obj: bpy.types.Object, mod: bpy.types.Modifier | None) -> list[bpy.types.Modifier]:
+    """The modifiers above ``mod`` in the stack of ``obj`` (they act first), in order.
+
+    ``mod`` None stands for an object rig's rig, which acts first (above the whole stack): none.
+    """
     mods = list(obj.modifiers)
-    return mods[: mods.index(mod)]
+    return [] if mod is None else mods[: mods.index(mod)]
 
 
-def modifiers_after(obj: bpy.types.Object, mod: bpy.types.Modifier) -> list[bpy.types.Modifier]:
-    """The modifiers below ``mod`` in the stack of ``obj`` (they act on its result), in order."""
+def modifiers_after(obj: bpy.types.Object, mod: bpy.types.Modifier | None) -> list[bpy.types.Modifier]:
+    """The modifiers below ``mod`` in the stack of ``obj`` (they act on its result), in order (None: all)."""
     mods = list(obj.modifiers)
-    return mods[mods.index(mod) + 1 :]
+    return mods if mod is None else mods[mods.index(mod) + 1 :]
 
 
 @contextmanager
@@ -123,11 +141,12 @@ def armature_input(obj: bpy.types.Object) -> Iterator[bpy.types.Object]:
     """The evaluated object whose mesh is what its Armature modifier receives (the current frame).
 
     The Armature modifier and everything after it are muted while inside;
-    the modifiers before it and the shape keys act.  The yielded object is
-    only valid inside.
+    the modifiers before it and the shape keys act.  An object rig's rig acts
+    above the whole stack: every modifier is muted, only the shape keys act.
+    The yielded object is only valid inside.
     """
     mod = check_object(obj)
-    with muted([mod, *modifiers_after(obj, mod)]):
+    with muted(modifiers_after(obj, mod) if mod is None else [mod, *modifiers_after(obj, mod)]):
         yield obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
 
 
@@ -143,13 +162,15 @@ def place_after_armature(obj: bpy.types.Object, mod: bpy.types.Modifier) -> int:
     """Move ``mod`` (one of skinmodes' own) right below the Armature modifier; returns its index before.
 
     There it receives the Armature modifier's output, and the modifiers that
-    follow act on the jiggled mesh.  Unpinned first: a modifier pinned last
+    follow act on the jiggled mesh.  An object rig's rig acts above the whole
+    stack, so there ``mod`` goes first.  Unpinned first: a modifier pinned last
     cannot move.
     """
     if getattr(mod, "use_pin_to_last", False):
         mod.use_pin_to_last = False
     index = obj.modifiers.find(mod.name)
-    arm = obj.modifiers.find(check_object(obj).name)
+    rig = check_object(obj)
+    arm = -1 if rig is None else obj.modifiers.find(rig.name)
     target = arm if index < arm else arm + 1
     if index != target:
         obj.modifiers.move(index, target)
@@ -290,7 +311,10 @@ def different_topology_error(obj: bpy.types.Object, frame: int, count: int, expe
 
 @dataclass(frozen=True)
 class RigBinding:
-    """Which bones drive the simulation, in weight-column order, and the rest-frame map G (4 x 4)."""
+    """Which bones drive the simulation, in weight-column order, and the rest-frame map G (4 x 4).
+
+    An object rig (``object_rig.py``) has no armature ("") and no bones: its root column alone.
+    """
 
     armature: str
     bones: tuple[str, ...]
@@ -380,15 +404,22 @@ def nan_weights_error(obj: bpy.types.Object, group: str, role: str = "", others:
     )
 
 
-def flat_mesh_error(name: str, exc: MeshError) -> MeshError:
+def flat_mesh_error(name: str, exc: MeshError, object_rig: bool = False) -> MeshError:
     """The core's "the mesh is flat" with advice that works in Blender, else ``exc`` itself.
 
     The core knows what flat is; only the add-on knows that the simulated
     mesh is the one the Armature modifier receives, so thickness must come
     from above it: a Solidify modifier below the Armature modifier does not count.
+    An object rig simulates the mesh itself (its rig acts above the whole
+    stack), so there a Solidify modifier must be applied.
     """
     if "flat" not in str(exc):
         return exc
+    if object_rig:
+        return MeshError(
+            f"'{name}' is flat (a plane or card) and secondary motion needs a volume; apply a Solidify modifier "
+            "to it (Ctrl+A over the modifier), or simulate a closed mesh"
+        )
     return MeshError(
         f"'{name}' is flat where its Armature modifier receives it (a plane or card); add a Solidify modifier "
         "above the Armature modifier (move it up the stack), or simulate a closed mesh"
@@ -406,9 +437,10 @@ def read_character(
     mesh's world matrix there.
     """
     mod = check_object(obj)
+    if mod is None:  # the callers dispatch (object_rig.read_rig); a mesh without an armature reads there
+        raise RigError(f"'{obj.name}' has no Armature modifier; read it as an object rig (object_rig.read_object)")
     arm = mod.object
     bones = [b.name for b in arm.data.bones if b.use_deform and obj.vertex_groups.get(b.name) is not None]
-    s = settings
     with armature_input(obj) as obj_in:
         W = vertex_group_weights(obj_in, bones)
         bad = np.flatnonzero(~np.isfinite(W).all(axis=0))
@@ -421,22 +453,7 @@ def read_character(
         mesh_in = cast(bpy.types.Mesh, obj_in.data)
         local = vertex_positions(mesh_in).astype(np.float64)
         faces = triangles(mesh_in)
-
-        def group(name: str, role: str) -> np.ndarray | None:
-            if not name:
-                return None
-            if obj.vertex_groups.get(name) is None:
-                raise SkinmodesError(
-                    f"vertex group '{name}' not found on '{obj.name}'; pick an existing group or clear it"
-                )
-            values = vertex_group_weights(obj_in, [name])[:, 0]
-            if not np.isfinite(values).all():
-                raise nan_weights_error(obj, name, role)
-            return values
-
-        stiffness = group(s.stiffness_group, "the Stiffness Mask")
-        density = group(s.density_group, "the Density Mask")
-        leak = group(s.leak_group, "the Leak Group") if s.leak_mode == "GROUP" else None
+        stiffness, density, leak = painted_masks(obj, obj_in, settings)
     unbound = total <= MIN_WEIGHT_SUM  # the vertices Blender's Armature modifier leaves where they are
     root = bool(unbound.any())
     if root:
@@ -459,9 +476,36 @@ def read_character(
         bone_parents=bone_parents(cast(bpy.types.Object, arm), bones, root),
     )
     binding = RigBinding(armature=arm.name, bones=tuple(bones), root=root, rest_map=G, unit=unit)
-    if s.planted_feet:
-        inp = replace(inp, planted=planted_on_ground(obj, inp, binding, scene, s.frame_range(scene), start_frame))
+    if settings.planted_feet:
+        params = rig_samples(obj, binding, scene, settings.frame_range(scene), start_frame)
+        inp = replace(inp, planted=planted_vertices(inp.rest, inp.bone_weights, params))
     return inp, binding
+
+
+def painted_masks(
+    obj: bpy.types.Object, obj_in: bpy.types.Object, s: SkinmodesSettings
+) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+    """(stiffness, density, leak) masks (k,) of the settings' vertex groups, None where unset.
+
+    obj_in: the evaluated object whose vertices are simulated (inside :func:`armature_input`).
+    A group that is gone or holds NaN is refused in one line.
+    """
+
+    def group(name: str, role: str) -> np.ndarray | None:
+        if not name:
+            return None
+        if obj.vertex_groups.get(name) is None:
+            raise SkinmodesError(f"vertex group '{name}' not found on '{obj.name}'; pick an existing group or clear it")
+        values = vertex_group_weights(obj_in, [name])[:, 0]
+        if not np.isfinite(values).all():
+            raise nan_weights_error(obj, name, role)
+        return values
+
+    return (
+        group(s.stiffness_group, "the Stiffness Mask"),
+        group(s.density_group, "the Density Mask"),
+        group(s.leak_group, "the Leak Group") if s.leak_mode == "GROUP" else None,
+    )
 
 
 def bone_parents(arm: bpy.types.Object, bones: list[str], root: bool) -> np.ndarray:
@@ -484,15 +528,15 @@ def bone_parents(arm: bpy.types.Object, bones: list[str], root: bool) -> np.ndar
 PLANTED_SAMPLES = 240
 
 
-def planted_on_ground(
+def rig_samples(
     obj: bpy.types.Object,
-    inp: CharacterInput,
     binding: RigBinding,
     scene: bpy.types.Scene,
     frames: tuple[int, int],
     rest_frame: int,
 ) -> np.ndarray:
-    """(k,) bool: render vertices the rig puts on the ground over ``frames`` (core.model.planted).
+    """(f, 12 b) rig parameters at up to PLANTED_SAMPLES evenly spaced frames of ``frames``: what the
+    planted feet are found from (core.model.planted).
 
     Samples the rig (not the mesh: no modifier is evaluated) and ends on ``rest_frame``.
     """
@@ -505,7 +549,7 @@ def planted_on_ground(
             params.append(sample_rig(obj, binding, bpy.context.evaluated_depsgraph_get())[0])
     finally:
         scene.frame_set(rest_frame)
-    return planted_vertices(inp.rest, inp.bone_weights, np.asarray(params))
+    return np.asarray(params)
 
 
 def bone_segments(
@@ -549,23 +593,10 @@ def sample_rig(
 def _sample_rig(
     obj: bpy.types.Object, binding: RigBinding, depsgraph: bpy.types.Depsgraph
 ) -> tuple[np.ndarray, np.ndarray]:
-    obj_e = obj.evaluated_get(depsgraph)
-    arm_e = bpy.data.objects[binding.armature].evaluated_get(depsgraph)
-    W_mesh = matrix(obj_e.matrix_world)
-    W_arm = matrix(arm_e.matrix_world)
-    pose = arm_e.pose.bones
-    buf = np.empty(len(pose) * 16)
-    pose.foreach_get("matrix", buf)
-    pose_m = buf.reshape(-1, 4, 4).transpose(0, 2, 1)  # foreach_get gives column-major matrices
-    rest_buf = np.empty(len(pose) * 16)
-    arm_e.data.bones.foreach_get("matrix_local", rest_buf)
-    rest_m = rest_buf.reshape(-1, 4, 4).transpose(0, 2, 1)
-    index = {b.name: i for i, b in enumerate(arm_e.data.bones)}
-    sel = np.array([index[n] for n in binding.bones], dtype=np.int64)
-    B = pose_m[sel] @ np.linalg.inv(rest_m[sel])
+    W_mesh = matrix(obj.evaluated_get(depsgraph).matrix_world)
     G_inv = np.linalg.inv(binding.rest_map)
-    to_world = W_arm @ B @ np.linalg.inv(W_arm) @ W_mesh  # (b, 4, 4)
-    T = binding.unit * (to_world @ G_inv)
+    T = bone_transforms(binding, depsgraph, W_mesh) @ G_inv if binding.armature else np.empty((0, 4, 4))
+    T = binding.unit * T
     if binding.root:
         T = np.concatenate([T, (binding.unit * (W_mesh @ G_inv))[None]], axis=0)
     p = np.ascontiguousarray(T[:, :3, :]).reshape(-1)
@@ -579,6 +610,23 @@ def _sample_rig(
         )
     to_local = np.linalg.inv(binding.unit * W_mesh[:3, :3])
     return p, to_local
+
+
+def bone_transforms(binding: RigBinding, depsgraph: bpy.types.Depsgraph, W_mesh: np.ndarray) -> np.ndarray:
+    """(b, 4, 4) world transforms W_arm B_b W_arm^-1 W_mesh of the binding's bones (module notes), before G^-1."""
+    arm_e = bpy.data.objects[binding.armature].evaluated_get(depsgraph)
+    W_arm = matrix(arm_e.matrix_world)
+    pose = arm_e.pose.bones
+    buf = np.empty(len(pose) * 16)
+    pose.foreach_get("matrix", buf)
+    pose_m = buf.reshape(-1, 4, 4).transpose(0, 2, 1)  # foreach_get gives column-major matrices
+    rest_buf = np.empty(len(pose) * 16)
+    arm_e.data.bones.foreach_get("matrix_local", rest_buf)
+    rest_m = rest_buf.reshape(-1, 4, 4).transpose(0, 2, 1)
+    index = {b.name: i for i, b in enumerate(arm_e.data.bones)}
+    sel = np.array([index[n] for n in binding.bones], dtype=np.int64)
+    B = pose_m[sel] @ np.linalg.inv(rest_m[sel])
+    return np.asarray(W_arm @ B @ np.linalg.inv(W_arm) @ W_mesh)
 
 
 def evaluated_coordinates(

@@ -19,7 +19,7 @@ import numpy as np
 from . import preview
 from .bake.job import BakeJob
 from .bake.outputs import clear_bake
-from .character import armature_modifier, renumbering_modifiers
+from .character import armature_modifier, is_object_rig, renumbering_modifiers
 from .core.errors import SkinmodesError
 from .core.geometry.embedding import interpolate
 from .props import active_mesh, scene_of, settings
@@ -91,8 +91,10 @@ def _skinned_mesh_poll(cls: type, context: bpy.types.Context) -> bool:
     if obj is None or obj.type != "MESH" or context.mode != "OBJECT":
         cls.poll_message_set("Select a mesh in Object Mode")  # type: ignore[attr-defined]
         return False
-    if armature_modifier(obj) is None:
-        cls.poll_message_set("The mesh needs an Armature modifier with an armature")  # type: ignore[attr-defined]
+    if armature_modifier(obj) is None and not is_object_rig(obj):  # an Armature modifier with no armature
+        cls.poll_message_set(  # type: ignore[attr-defined]
+            "Pick the armature in the Armature modifier, or remove it to use the object's own motion"
+        )
         return False
     return True
 

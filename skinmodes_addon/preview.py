@@ -36,7 +36,7 @@ import bpy
 import numpy as np
 from bpy.app.handlers import persistent
 
-from .character import place_after_armature, renumbering_modifiers
+from .character import is_object_rig, place_after_armature, renumbering_modifiers
 from .core.errors import SkinmodesError
 from .props import LIVE_PREVIEW_TOGGLED, SkinmodesSettings, scene_of, settings
 from .registry import ERRORS, RESAMPLING, SHOWN, STARTING, forget_objects
@@ -437,7 +437,13 @@ def on_depsgraph_update(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) 
         idb = upd.id.original if upd.id is not None else None
         if isinstance(idb, (bpy.types.Action, bpy.types.Armature)):
             edited = True
-        elif isinstance(idb, bpy.types.Object) and idb.type == "ARMATURE" and upd.is_updated_transform:
+        elif (
+            isinstance(idb, bpy.types.Object)
+            and upd.is_updated_transform
+            and (
+                idb.type == "ARMATURE" or (idb in previews and is_object_rig(idb))  # an object rig moved by hand
+            )
+        ):
             edited = not bpy.context.screen or not bpy.context.screen.is_animation_playing
     if not edited:
         return

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import bpy
 
-from .character import armature_modifier
+from .character import armature_modifier, is_object_rig
 from .core.settings import BY_NAME
 from .material_presets import SKINMODES_MT_material_presets
 from .props import active_mesh, default_cache_dir, settings
@@ -34,11 +34,14 @@ class SKINMODES_PT_main(_Panel, bpy.types.Panel):
         layout = self.layout
         obj = active_mesh(context)
         mod = armature_modifier(obj)
-        if mod is None:
-            layout.label(text="Needs an Armature modifier", icon="ERROR")
-            layout.label(text="Parent to an armature (Ctrl+P)")
+        if mod is not None:
+            layout.label(text=f"Rig: {mod.object.name}", icon="ARMATURE_DATA")
+        elif is_object_rig(obj):
+            layout.label(text="Rig: the object's own motion", icon="OBJECT_DATA")
+        else:
+            layout.label(text="The Armature modifier has no armature", icon="ERROR")
+            layout.label(text="Pick one, or remove the modifier")
             return
-        layout.label(text=f"Rig: {mod.object.name}", icon="ARMATURE_DATA")
         err = ERRORS.get(obj.session_uid)
         if err:
             box = layout.box()

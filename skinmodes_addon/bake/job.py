@@ -29,6 +29,7 @@ from ..core.io.atomic import remove_stale_partials
 from ..core.io.cache_names import model_cache_file
 from ..core.io.pc2 import PC2Writer, check_writable
 from ..core.pipeline import check_frame_range
+from ..object_rig import still_note
 from ..props import scene_of, settings
 from ..session.cache_paths import cache_folder
 from ..session.muting import busy, outputs_muted
@@ -252,6 +253,9 @@ class BakeJob:
                 yield self.frames_done / self.total
         self.warnings = list(session.ensure_simulation().warnings)
         self.max_offset = session.ensure_simulation().max_offset
+        still = still_note(self.obj.name, session.binding, session.rig, self.start, self.end)
+        if still:  # an object rig that never moves: its bake is its rest shape, said once (issue 27)
+            self.messages.append(still)
 
     def _clean_leftovers(self, model_key: str | None = None) -> None:
         """Delete temporary files that killed runs left for this object (never a live run's, see core.io.pc2)."""

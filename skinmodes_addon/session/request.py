@@ -19,7 +19,6 @@ from ..character import (
     check_object,
     check_stable_topology,
     nan_weights_error,
-    read_character,
     sample_rig,
     vertex_group_weights,
 )
@@ -27,6 +26,7 @@ from ..core.errors import CacheError, SkinmodesError
 from ..core.io.pc2 import check_writable
 from ..core.pipeline import CharacterInput, MaterialSettings, SolverSettings, SubspaceSettings, check_frame_range
 from ..core.settings import CONTACT_AUTO, CONTACT_GROUP
+from ..object_rig import object_subspace, read_rig
 from ..props import SkinmodesSettings, settings
 from .cache_paths import cache_folder
 from .core_settings import material_settings, solver_settings, subspace_settings
@@ -128,7 +128,7 @@ def read_request(
                 # Refused up front, before any heavy work; ends on the start frame, the rest frame.
                 check_stable_topology(obj, scene, (end, (start + end) // 2, start))
                 scene.frame_set(start)
-                inp, binding = read_character(obj, s, scene, start)
+                inp, binding = read_rig(obj, s, scene, start)
                 poses = read_poses(obj, s, scene, binding, start)
         finally:
             scene.frame_set(original)
@@ -144,7 +144,7 @@ def read_request(
         object_uid=obj.session_uid,
         character=inp,
         binding=binding,
-        subspace=subspace_settings(s),
+        subspace=subspace_settings(s) if binding.armature else object_subspace(subspace_settings(s)),
         material=material_settings(s),
         cache=cache,
         cache_note=note,

@@ -101,7 +101,7 @@ class Session:
                 self.end,
                 self._rig_at,
                 controls=controls_of(obj),
-                bone_names=self.binding.bones,
+                bone_names=self.binding.bones or (f"the object '{self.object_name}'",),
                 posespace=self.prepared.posespace,
             )
         return self.simulation

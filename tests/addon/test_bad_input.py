@@ -23,12 +23,14 @@ def make_active(bpy, obj):
     obj.select_set(True)
 
 
-def test_non_mesh_and_mesh_without_armature_fail_poll_with_a_reason(addon):
+def test_non_mesh_and_mesh_with_an_empty_armature_modifier_fail_poll_with_a_reason(addon):
     import bpy
 
     bpy.ops.object.empty_add()
     assert not bpy.ops.skinmodes.bake.poll()
     bpy.ops.mesh.primitive_cube_add()
+    assert bpy.ops.skinmodes.bake.poll()  # no Armature modifier: its own motion is its rig (issue 27)
+    bpy.context.active_object.modifiers.new("Armature", "ARMATURE")
     assert not bpy.ops.skinmodes.bake.poll()
     with pytest.raises(RuntimeError, match="Armature modifier"):
         bpy.ops.skinmodes.bake()

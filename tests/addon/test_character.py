@@ -165,7 +165,7 @@ def test_bad_rigs_are_refused_in_one_line_and_change_nothing(addon):
         bone.use_deform = False
     assert "armature 'BoxRig' has no deforming bones" in refused(addon, bpy, obj)
     obj.modifiers["Armature"].object = None
-    assert "'Box' has no Armature modifier with an armature" in refused(addon, bpy, obj)
+    assert "the Armature modifier 'Armature' of 'Box' has no armature" in refused(addon, bpy, obj)
 
 
 def test_a_mesh_without_faces_is_refused(addon):

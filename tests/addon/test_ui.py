@@ -149,9 +149,13 @@ def test_panels_without_a_rig_say_what_is_missing(addon):
 
     bpy.ops.mesh.primitive_cube_add()
     assert addon.ui.SKINMODES_PT_main.poll(bpy.context)
+    # Without an Armature modifier the object's own motion is its rig (issue 27) ...
+    assert texts(draw(bpy, addon.ui.SKINMODES_PT_main.draw))[0] == "Rig: the object's own motion"
+    # ... but an Armature modifier without an armature is a rig left unfinished.
+    bpy.context.active_object.modifiers.new("Armature", "ARMATURE")
     assert texts(draw(bpy, addon.ui.SKINMODES_PT_main.draw)) == [
-        "Needs an Armature modifier",
-        "Parent to an armature (Ctrl+P)",
+        "The Armature modifier has no armature",
+        "Pick one, or remove the modifier",
     ]
     bpy.ops.object.camera_add()
     assert not addon.ui.SKINMODES_PT_main.poll(bpy.context)

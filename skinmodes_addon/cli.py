@@ -35,7 +35,10 @@ from .bake.deletion import flush_pending
 from .core.errors import CacheError, SkinmodesError
 from .core.io.pc2 import check_writable
 from .core.settings import CONTACT_AUTO, PRESETS, SETTINGS
-from .registry import HOLD_PENDING, PROGRESS_LISTENERS, STOP_REQUESTS
+from .farm import COMMANDS as FARM_COMMANDS
+from .farm import add_commands, openjd_progress, run_command, write_report
+from .farm.commands import prepare_summary
+from .registry import HOLD_PENDING, PREPARED_ONLY, PROGRESS_LISTENERS, STOP_REQUESTS
 from .session.signals import Interrupted
 
 OUTPUT_NAMES = {"pc2": "PC2", "shapekeys": "SHAPE_KEYS", "shape_keys": "SHAPE_KEYS"}
@@ -107,11 +110,34 @@ def parser() -> argparse.ArgumentParser:
     p = _Parser(prog="skinmodes", description="Bake physically based secondary motion.")
     sub = p.add_subparsers(dest="command", required=True)
     b = sub.add_parser("bake", help="simulate and bake one object")
+    b.add_argument("--output", choices=sorted(OUTPUT_NAMES), default="pc2", help="pc2 (default) or shapekeys")
+    b.add_argument("--no-save", action="store_true", help="do not save the .blend after baking")
+    b.add_argument(
+        "--prepared-only",
+        action="store_true",
+        help="never prepare: refuse (exit 1, nothing changed) unless the cache holds the prepared model",
+    )
+    _add_settings(b)
+    pr = sub.add_parser("prepare", help="prepare one object's character into its cache folder (a farm's Prepare)")
+    _add_settings(pr)
+    pr.set_defaults(no_save=True, output="pc2", prepared_only=False)
+    c = sub.add_parser("clear", help="remove an object's bake")
+    c.add_argument("--object", required=True)
+    c.add_argument("--blend")
+    c.add_argument("--no-save", action="store_true")
+    add_commands(sub, _frames)
+    return p
+
+
+def _add_settings(b: argparse.ArgumentParser) -> None:
+    """The flags ``bake`` and ``prepare`` share: the object, frames, file, farm reporting and every setting."""
     b.add_argument("--object", required=True, help="name of the skinned mesh object")
     b.add_argument("--frames", type=_frames, help="frame range, e.g. 1-120 (default: the object's settings)")
-    b.add_argument("--output", choices=sorted(OUTPUT_NAMES), default="pc2", help="pc2 (default) or shapekeys")
     b.add_argument("--blend", help="open this .blend first (for the bpy module; blender -b FILE does it already)")
-    b.add_argument("--no-save", action="store_true", help="do not save the .blend after baking")
+    b.add_argument("--report", metavar="DIR", help="also write the summary (or the error) to a file in DIR (farm jobs)")
+    b.add_argument(
+        "--progress", choices=["text", "openjd"], default="text", help="openjd: also print openjd_progress lines"
+    )
     # One flag per setting of core/settings.py: --wobble-hz 4, --tet-method lattice, ...
     for st in SETTINGS:
         if st.name == "output":
@@ -135,11 +161,6 @@ def parser() -> argparse.ArgumentParser:
         help="a training pose (repeat for several; replaces the object's): its frame and contact, "
         "auto (default), none or a vertex group, e.g. --pose 40 --pose 75:elbow_crease",
     )
-    c = sub.add_parser("clear", help="remove an object's bake")
-    c.add_argument("--object", required=True)
-    c.add_argument("--blend")
-    c.add_argument("--no-save", action="store_true")
-    return p
 
 
 def check_can_save(path: str) -> None:
@@ -224,6 +245,8 @@ def save_verified(object_name: str) -> None:
 
 
 def run(args: argparse.Namespace) -> dict[str, object]:
+    if args.command in FARM_COMMANDS:
+        return run_command(args)
     if args.blend:
         bpy.ops.wm.open_mainfile(filepath=args.blend)
     obj = bpy.data.objects.get(args.object)
@@ -237,13 +260,23 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         summary: dict[str, object] = {"object": obj.name, "cleared": True}
     else:
         overrides = {st.name: getattr(args, st.name, None) for st in SETTINGS}
-        overrides["output"] = OUTPUT_NAMES[args.output]  # "shapekeys", as documented, is the setting's SHAPE_KEYS
+        if args.command == "bake":
+            overrides["output"] = OUTPUT_NAMES[args.output]  # "shapekeys", as documented, is the setting's SHAPE_KEYS
         if args.poses is not None:
             api.validate_poses(obj, args.poses)  # before any change: a bad pose changes nothing
         api.configure(obj, **{k: v for k, v in overrides.items() if v is not None})
         if args.poses is not None:
             api.set_poses(obj, args.poses)
-        summary = api.bake(obj, frames=args.frames, output=OUTPUT_NAMES[args.output], keep_previous_file=args.no_save)
+        if args.command == "prepare":
+            summary = prepare_summary(obj, args.frames)
+        else:
+            PREPARED_ONLY[:] = [True] if args.prepared_only else []
+            try:
+                summary = api.bake(
+                    obj, frames=args.frames, output=OUTPUT_NAMES[args.output], keep_previous_file=args.no_save
+                )
+            finally:
+                PREPARED_ONLY.clear()
     if not args.no_save:
         save_verified(obj.name)
         summary["saved"] = bpy.data.filepath
@@ -320,34 +353,54 @@ def main(argv: list[str]) -> int:
     except _UsageError as exc:
         print(f"skinmodes: usage error: {exc}", file=sys.stderr)
         return 2
+    listeners = [_print_progress]
+    if getattr(args, "progress", "text") == "openjd":
+        listeners.append(openjd_progress(args.command))
+    code, summary, line = _outcome(args, listeners)
+    if line:
+        print(line, file=sys.stderr)
+    if getattr(args, "report", None):
+        try:  # a farm task's summary, or its error, for the job report (farm.reports)
+            write_report(args.report, args.command, args.blend or bpy.data.filepath, args.object, code, summary, line)
+        except OSError as exc:
+            print(
+                f"skinmodes: error: cannot write the report in {args.report} ({exc.strerror or exc})", file=sys.stderr
+            )
+            code, summary = code or 1, None
+    if summary is not None:
+        print(json.dumps(summary, sort_keys=True))
+    return code
+
+
+def _outcome(
+    args: argparse.Namespace, listeners: list[Callable[[str, float], None]]
+) -> tuple[int, dict[str, object] | None, str]:
+    """Run the command: (exit code, JSON summary or None, the one line said on stderr or "")."""
     STOP_REQUESTS.clear()
-    PROGRESS_LISTENERS.append(_print_progress)
+    PROGRESS_LISTENERS.extend(listeners)
     try:
         with _signals_interrupt(), stdout_to_stderr():
             summary = run(args)
     except (KeyboardInterrupt, SkinmodesError) as exc:
         if isinstance(exc, SkinmodesError) and not STOP_REQUESTS:
-            print(f"skinmodes: error: {exc}", file=sys.stderr)
-            return 1
+            return 1, None, f"skinmodes: error: {exc}"
         signum = exc.signum if isinstance(exc, Interrupted) else (STOP_REQUESTS or [signal.SIGINT])[0]
-        print(
+        line = (
             f"skinmodes: interrupted by {signal.Signals(signum).name} before the .blend was saved; "
-            "the bake was cancelled, run the command again",
-            file=sys.stderr,
+            "the bake was cancelled, run the command again"
         )
-        return 128 + int(signum)
+        return 128 + int(signum), None, line
     except Exception as exc:
-        print(f"skinmodes: error: unexpected {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 1
+        return 1, None, f"skinmodes: error: unexpected {type(exc).__name__}: {exc}"
     finally:
-        PROGRESS_LISTENERS.remove(_print_progress)
+        for listener in listeners:
+            PROGRESS_LISTENERS.remove(listener)
     finally_stops = list(STOP_REQUESTS)
     STOP_REQUESTS.clear()
     if finally_stops:
         # The signal came after the bake had replaced the old one and the .blend was saved: the work is whole.
         summary["signal_ignored"] = signal.Signals(finally_stops[0]).name
-    print(json.dumps(summary, sort_keys=True))
-    return 0
+    return 0, summary, ""
 
 
 def _cli_handler(argv: list[str]) -> int:

@@ -58,6 +58,9 @@ STOP_REQUESTS: list[int] = []
 # Listeners told (stage, fraction done) as a build in the calling thread goes: the CLI prints them,
 # so a long Compute Modes is never silent (the modal one shows its own progress).
 PROGRESS_LISTENERS: list[Callable[[str, float], None]] = []
+# While set, preparing a character only loads it from the cache and refuses to build it (the command
+# line's --prepared-only: a farm's Bake task, whose Prepare task wrote the cache; session.prepared).
+PREPARED_ONLY: list[bool] = []
 
 
 def cancel_jobs() -> None:
@@ -94,3 +97,4 @@ def reset() -> None:
     HOLD_PENDING.clear()
     STOP_REQUESTS.clear()
     PROGRESS_LISTENERS.clear()
+    PREPARED_ONLY.clear()

@@ -10,6 +10,8 @@ from ..character import flat_mesh_error
 from ..core.dynamics.simulator import uses_arap as simulator_uses_arap
 from ..core.errors import MeshError, SubspaceError
 from ..core.pipeline import PreparedCharacter, SolverSettings, prepare_character, prepare_pose_space
+from ..registry import PREPARED_ONLY
+from .prepared import check_prepared, check_unchanged
 from .request import SessionRequest
 
 
@@ -28,6 +30,8 @@ def prepare(
         if progress is not None and name != "done":
             progress(name, share * fraction)
 
+    # A bake that must not prepare (--prepared-only) refuses here, before any work, if the cache lacks it.
+    stamps = check_prepared(request) if PREPARED_ONLY else None
     try:
         prepared = prepare_character(
             request.character,
@@ -38,10 +42,12 @@ def prepare(
             cancelled=cancelled,
         )
     except MeshError as exc:
-        said = flat_mesh_error(request.object_name, exc)
+        said = flat_mesh_error(request.object_name, exc, object_rig=not request.binding.armature)
         if said is exc:
             raise
         raise said from exc
+    if stamps is not None:
+        check_unchanged(request, stamps)
     if progress is not None:
         progress("slowest frequency", share)
     try:

@@ -30,8 +30,9 @@ def test_every_poll_answers_false_without_a_script_error(addon, capfd, active):
         bpy.ops.object.camera_add()
     elif active == "ARMATURE":
         bpy.ops.object.armature_add()
-    elif active == "MESH_WITHOUT_RIG":
+    elif active == "MESH_WITHOUT_RIG":  # an Armature modifier with no armature (none at all: its own motion rigs it)
         bpy.ops.mesh.primitive_cube_add()
+        bpy.context.active_object.modifiers.new("Armature", "ARMATURE")
     if active is None:
         bpy.context.view_layer.objects.active = None
     else:

@@ -68,16 +68,18 @@ def remove_from_group_in_edit_mode(bpy, obj, group, vertices):
     bpy.ops.object.mode_set(mode="OBJECT")
 
 
-def test_no_armature_modifier_parent_with_automatic_weights(addon, shot):
+def test_an_armature_modifier_without_an_armature_pick_one_or_remove_it(addon, shot):
     import bpy
 
     obj, arm, _scene, folder = shot
-    obj.modifiers.remove(obj.modifiers["Armature"])
+    obj.modifiers["Armature"].object = None
+    line = refused(addon, bpy, obj, folder)
+    assert line.endswith(f"or remove the modifier to jiggle '{obj.name}' from its own motion")
+    obj.modifiers.remove(obj.modifiers["Armature"])  # the second fix: its own motion is its rig (issue 27)
+    bakes(addon, obj)
     obj.vertex_groups.clear()
     obj.parent = None
-    line = refused(addon, bpy, obj, folder)
-    assert line.endswith("parent it with Ctrl+P > With Automatic Weights")
-    parent_with_automatic_weights(bpy, obj, arm)
+    parent_with_automatic_weights(bpy, obj, arm)  # the first: an armature again
     bakes(addon, obj)
 
 

@@ -10,6 +10,12 @@ input is unusable (one line on stderr saying why), 2 bad command-line usage,
 128 + the signal's number when SIGINT (130) or SIGTERM (143) stopped it: the
 bake is cancelled (its temporary file removed, the .blend not saved) and one
 line says so, never a traceback.
+
+Farm jobs (docs/farm.md): ``prepare`` prepares one object's character into
+its cache folder and saves nothing; ``bake --prepared-only`` never prepares
+and exits 1, changing nothing, when the cache lacks the prepared model or
+holds a stale one; ``farm`` writes an Open Job Description bundle of both
+for many shots; ``report`` merges the summaries that ``--report DIR`` writes.
 """
 
 from __future__ import annotations
@@ -353,7 +359,7 @@ def main(argv: list[str]) -> int:
     except _UsageError as exc:
         print(f"skinmodes: usage error: {exc}", file=sys.stderr)
         return 2
-    listeners = [_print_progress]
+    listeners: list[Callable[[str, float], None]] = [_print_progress]
     if getattr(args, "progress", "text") == "openjd":
         listeners.append(openjd_progress(args.command))
     code, summary, line = _outcome(args, listeners)

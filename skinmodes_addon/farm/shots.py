@@ -39,7 +39,7 @@ def shot_files(paths: list[str]) -> list[Path]:
 
 def skinned_meshes() -> list[str]:
     """The open file's own meshes with an Armature modifier that has its armature: the characters to bake."""
-    names = []
+    names: list[str] = []
     for obj in bpy.data.objects:
         mod = armature_modifier(obj) if obj.type == "MESH" and obj.library is None else None
         if mod is not None and mod.object is not None:

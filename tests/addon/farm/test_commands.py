@@ -9,9 +9,12 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.addon.farm.conftest import SHOTS
 from tests.addon.helpers import run_cli
 
+pytest.importorskip("openjd.cli", reason="openjd-cli is in requirements/main.txt (tests only)")
 OPENJD = [sys.executable, "-m", "openjd"]
 
 
@@ -75,6 +78,7 @@ def test_a_farm_job_prepares_each_character_once_and_bakes_as_the_desk_does(
     job = json.loads((cache / "reports" / "job.json").read_text())
     assert (job["prepared"], job["baked"], job["failed"]) == (2, 4, [])
     assert len(list(cache.glob("model-*.npz"))) == 2  # one prepared model per character, shared by its shots
+    assert len(set(job["files"])) == 4  # one shared folder, and no two shots' caches share a name
     print(f"farm job: {wall:.1f} s wall for 2 prepares and 4 bakes ({job['prepare_seconds']} s preparing)")
 
     # Each saved shot plays its farm caches; each cache is bit for bit the desk's.

@@ -3,8 +3,10 @@ a document the OpenJD model library decodes into the tasks meant."""
 
 from pathlib import Path
 
-import yaml
-from openjd.model import StepParameterSpaceIterator, create_job, decode_job_template, preprocess_job_parameters
+import pytest
+
+yaml = pytest.importorskip("yaml", reason="PyYAML comes with openjd-model (requirements/main.txt, tests only)")
+model = pytest.importorskip("openjd.model", reason="openjd-model is in requirements/main.txt (tests only)")
 
 
 def tasks(addon):
@@ -30,21 +32,22 @@ def test_one_prepare_per_character_and_bakes_in_rounds(addon):
 
 def test_the_template_decodes_into_the_tasks_meant(addon, tmp_path):
     doc = yaml.safe_load(addon.farm.yaml_text(addon.farm.job_template(tasks(addon), "cache", "blender", (-3, 5))))
-    decoded = decode_job_template(template=doc)
-    values = preprocess_job_parameters(
+    decoded = model.decode_job_template(template=doc)
+    values = model.preprocess_job_parameters(
         job_template=decoded, job_parameter_values={}, job_template_dir=tmp_path, current_working_dir=tmp_path
     )
     assert Path(values["CacheDir"].value) == tmp_path / "cache"  # the default: the bundle's own folder
-    job = create_job(job_template=decoded, job_parameter_values=values)
+    job = model.create_job(job_template=decoded, job_parameter_values=values)
     steps = {s.name: s for s in job.steps}
     assert list(steps) == ["Prepare", "Bake", "Bake 2", "Report"]
     assert [d.dependsOn for d in steps["Bake"].dependencies] == ["Prepare"]
     assert [d.dependsOn for d in steps["Bake 2"].dependencies] == ["Bake"]
     assert [d.dependsOn for d in steps["Report"].dependencies] == ["Bake 2"]
-    space = list(StepParameterSpaceIterator(space=steps["Prepare"].parameterSpace))
+    space = list(model.StepParameterSpaceIterator(space=steps["Prepare"].parameterSpace))
     assert sorted(t["Character"].value for t in space) == ["a" * 16, "b" * 16]
     bakes = {
-        (t["Shot"].value, t["Object"].value) for t in StepParameterSpaceIterator(space=steps["Bake"].parameterSpace)
+        (t["Shot"].value, t["Object"].value)
+        for t in model.StepParameterSpaceIterator(space=steps["Bake"].parameterSpace)
     }
     assert bakes == {("/s/s1.blend", "Creature"), ("/s/s2.blend", "Creature"), ("/s/s3.blend", "Blob")}
     args = steps["Bake"].script.actions.onRun.args

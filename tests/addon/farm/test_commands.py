@@ -3,6 +3,7 @@ each character prepared once, every bake equal bit for bit to a bake on the desk
 its prepared model refused in one line with nothing written."""
 
 import json
+import shlex
 import shutil
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from testkit.farm_jobs import ROOT
 from tests.addon.farm.conftest import SHOTS
 from tests.addon.helpers import run_cli
 
@@ -93,3 +95,17 @@ def test_a_farm_job_prepares_each_character_once_and_bakes_as_the_desk_does(
     for name in ("Creature", "Blob"):  # two objects of one shot, baked in two steps: both saves kept
         mod = bpy.data.objects[name].modifiers["Skinmodes Cache"]
         assert Path(bpy.path.abspath(mod.filepath)).resolve().parent == cache.resolve()
+
+
+def test_the_documented_commands_parse_as_written(addon):
+    """docs/farm.md's skinmodes command lines are the command line's own spelling (run for real above)."""
+    doc = (ROOT / "docs" / "farm.md").read_text(encoding="utf-8")
+    lines = [line for line in doc.splitlines() if line.startswith("blender -b ") and "--command skinmodes" in line]
+    assert len(lines) >= 2, lines
+    for line in lines:
+        words = shlex.split(line)
+        args = addon.cli.parser().parse_args(words[words.index("skinmodes") + 1 :])
+        assert args.command in ("farm", "bake")
+        assert args.command != "bake" or args.prepared_only
+    assert "openjd run bundle/template.yaml -p file://bundle/openjd_parameters.yaml" in doc
+    assert "deadline bundle submit bundle/" in doc

@@ -441,6 +441,27 @@ SETTINGS: tuple[Setting, ...] = (
             ("SKIP", "Skip", "Every piece outside the body follows the rig only"),
         ),
     ),
+    Setting(
+        "subspace_method",
+        "Subspace",
+        "How an object without an armature moves its flesh (characters always use skinning eigenmodes)",
+        "SKINNING",
+        "subspace",
+        "character",
+        choices=_choices(
+            (
+                "SKINNING",
+                "Skinning Eigenmodes",
+                "Modes that complement the object's motion (Benchekroun et al.), as for characters",
+            ),
+            (
+                "ROTATION_STRAIN",
+                "Rotation-Strain",
+                "Rotation-strain coordinates in the object's moving frame (Pan et al.), from at most 8 modes: "
+                "the flesh's large rotations stay exact; slower to start",
+            ),
+        ),
+    ),
     # Simulation -------------------------------------------------------------
     Setting(
         "rest_state",

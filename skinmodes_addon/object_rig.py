@@ -46,6 +46,7 @@ from .character import (
     RigBinding,
     armature_input,
     check_object,
+    is_object_rig,
     matrix,
     painted_masks,
     read_character,
@@ -53,7 +54,7 @@ from .character import (
     triangles,
     vertex_positions,
 )
-from .core.errors import RigError
+from .core.errors import RigError, SkinmodesError
 from .core.model.planted import HEIGHT, MAX_SHARE, body_diagonal, rig_positions
 from .core.pipeline import CharacterInput, SubspaceSettings
 from .props import SkinmodesSettings
@@ -146,3 +147,23 @@ def still_note(name: str, binding: RigBinding, rig: dict[int, np.ndarray], start
         f"'{name}' does not move over frames {start}-{end}, so it has no secondary motion (the bake is its rest "
         "shape); animate its location or rotation, or parent it to something that moves"
     )
+
+
+def check_subspace_method(obj: bpy.types.Object, s: SkinmodesSettings) -> None:
+    """Refuse, in one line, Subspace Rotation-Strain where it cannot act: on a character (its bones need
+    skinning eigenmodes), with Physics Skin (a skin over bones) or with training poses (poses of bones)."""
+    if s.subspace_method != "ROTATION_STRAIN":
+        return
+    fix = "or set Subspace to Skinning Eigenmodes"
+    if not is_object_rig(obj):
+        raise SkinmodesError(
+            f"Subspace Rotation-Strain is for objects without an armature and '{obj.name}' has an Armature "
+            f"modifier; remove it to move '{obj.name}' by its own transform, {fix}"
+        )
+    if s.physics_skin:
+        raise SkinmodesError(f"Physics Skin slides skin over bones and '{obj.name}' has none; turn it off, {fix}")
+    if len(s.poses):
+        raise SkinmodesError(
+            f"training poses shape skinning eigenmodes, not rotation-strain coordinates; remove the poses of "
+            f"'{obj.name}' in the Pose-Space panel, {fix}"
+        )

@@ -107,8 +107,11 @@ class SKINMODES_PT_subspace(_Panel, bpy.types.Panel):
     bl_parent_id = "SKINMODES_PT_main"
 
     def draw(self, context: bpy.types.Context) -> None:
-        s = settings(active_mesh(context))
+        obj = active_mesh(context)
+        s = settings(obj)
         col = self.layout.column()
+        if is_object_rig(obj):  # characters always use skinning eigenmodes (issue 27)
+            col.prop(s, "subspace_method")
         col.prop(s, "modes")
         col.prop(s, "clusters")
         col.prop(s, "target_tets")

@@ -1,7 +1,7 @@
 """From a skinned character to secondary motion per frame: preparing it, the drive that moves it,
 the frame loop (FrameSimulation) and its guards."""
 
-from .drives import character_drive
+from .drives import character_drive, rotstrain_drive
 from .frames import CHECKPOINT, STATE_BUDGET, ControlFrames, FrameSimulation, RigFrames, check_frame_range
 from .guards import CUT_RATIO, CUT_WINDOW, GUARD_PROBES, JUMP_WARNING, OFFSET_WARNING, frame_ranges, guard_probes
 from .poses import (
@@ -54,4 +54,5 @@ __all__ = [
     "pose_contacts",
     "prepare_character",
     "prepare_pose_space",
+    "rotstrain_drive",
 ]

@@ -1,17 +1,24 @@
-"""Which drive moves a prepared character: its rig, its training poses, or its physics skin."""
+"""Which drive moves a prepared character: its rig, its training poses, or its physics skin; and, for an
+object moved by its own transform, rotation-strain coordinates (:func:`rotstrain_drive`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from ..dynamics.drive import Drive, RigDrive
+from ..errors import SimulationError
 from ..physskin.drive import PhysicsSkinDrive
 from ..posespace.drive import PoseSpaceDrive
+from ..rotstrain.drive import RotStrainDrive, RSBody, RSDriveState
 from .guards import guard_probes
 from .prepare import PoseSpaceCharacter, PreparedCharacter, SolverSettings
+
+# Rotation-strain coordinates come from at most this many linear modes: the precomputed map's cost
+# grows as modes^5 (r + r (r + 1) / 2 basis vectors times r^4 coefficients, per tet).
+RS_MODES = 8
 
 POSES_UNUSED = "the training poses are not used with Physics Skin on: its shape, not the bones, drives the jiggle"
 
@@ -43,3 +50,31 @@ def character_drive(
     if posespace is not None:
         return PoseSpaceDrive(posespace.model, settings, rig, posespace.render, posespace.probes), []
     return RigDrive(model, settings, rig, prepared.reconstructor, probes), []
+
+
+def rotstrain_drive(
+    prepared: PreparedCharacter, solver: SolverSettings, rig: Callable[[int], np.ndarray], modes: int
+) -> RotStrainDrive:
+    """Rotation-strain coordinates from ``modes`` (at most RS_MODES) free linear modes of the character's tet
+    mesh, carried by its one rigid motion ``rig`` (12,) per frame (an object's own transform,
+    :mod:`core.rotstrain.drive`).
+
+    Refused, in one line, for a rig of several bones: RS has one moving frame.  In frequency mode the
+    frame loop's stiffness scale, calibrated on the skinning model's slowest motion, is mapped onto the
+    RS body's (the ratio of their squared frequencies).
+    """
+    bones = prepared.tet_bone_weights.shape[1]
+    if bones != 1:
+        raise SimulationError(
+            f"Rotation-Strain moves an object by its own transform, one rigid motion, and this rig has {bones} "
+            "bones; set Subspace to Skinning Eigenmodes"
+        )
+    body = RSBody.build(prepared.mesh, prepared.material, min(int(modes), RS_MODES))
+    skin = prepared.slowest_frequency(RotStrainDrive.arap)
+    ratio = (skin / body.omega0) ** 2 if solver.stiffness_mode == "frequency" else 1.0
+    probes = guard_probes(prepared.model.X)
+    h = 1.0 / (solver.fps * solver.substeps)
+    drive: Drive[RSDriveState] = RotStrainDrive(
+        body, rig, prepared.embedding, prepared.keep, probes, h, solver.iterations, ratio, solver.tolerance
+    )  # annotated so that mypy proves it is a Drive
+    return cast(RotStrainDrive, drive)

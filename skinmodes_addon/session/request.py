@@ -26,7 +26,7 @@ from ..core.errors import CacheError, SkinmodesError
 from ..core.io.pc2 import check_writable
 from ..core.pipeline import CharacterInput, MaterialSettings, SolverSettings, SubspaceSettings, check_frame_range
 from ..core.settings import CONTACT_AUTO, CONTACT_GROUP
-from ..object_rig import object_subspace, read_rig
+from ..object_rig import check_subspace_method, object_subspace, read_rig
 from ..props import SkinmodesSettings, settings
 from .cache_paths import cache_folder
 from .core_settings import material_settings, solver_settings, subspace_settings
@@ -120,6 +120,7 @@ def read_request(
     """
     check_object(obj)
     s = settings(obj)
+    check_subspace_method(obj, s)
     start, end = check_frame_range(*(frames if frames is not None else s.frame_range(scene)))
     original = scene.frame_current
     with busy():

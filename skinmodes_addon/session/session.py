@@ -25,6 +25,7 @@ from ..core.pipeline import (
     PreparedCharacter,
     SolverSettings,
     physical_scale,
+    rotstrain_drive,
 )
 from ..props import settings
 from ..registry import SESSIONS
@@ -94,6 +95,10 @@ class Session:
     def ensure_simulation(self) -> FrameSimulation:
         if self.simulation is None:
             obj = bpy.data.objects[self.object_name]
+            s = settings(obj)
+            drive = None  # the character's own (core.pipeline.character_drive)
+            if s.subspace_method == "ROTATION_STRAIN":  # an object rig's option (read_request refuses it otherwise)
+                drive = rotstrain_drive(self.prepared, self.solver, self._rig_at, s.modes)
             self.simulation = FrameSimulation(
                 self.prepared,
                 self.solver,
@@ -103,6 +108,7 @@ class Session:
                 controls=controls_of(obj),
                 bone_names=self.binding.bones or (f"the object '{self.object_name}'",),
                 posespace=self.prepared.posespace,
+                drive=drive,
             )
         return self.simulation
 

@@ -231,3 +231,57 @@ def test_resting_vertices_hold_a_base_that_stays_on_the_ground_and_nothing_in_fl
     assert np.array_equal(held, rest[:, 2] == -0.5)
     lifted = np.array([at(x, 0.0 if i < 5 else 1.0) for i, x in enumerate(np.linspace(0, 3, 10))])
     assert not resting(rest, lifted).any()
+
+
+def test_rotation_strain_is_an_option_for_objects_and_refused_where_it_cannot_act(addon, tmp_path):
+    """Subspace Rotation-Strain: the whipped box jiggles visibly through the same bake and preview (1e-5,
+    float32 positions), its keys untouched; on a mesh with an Armature modifier, or with Physics Skin on,
+    the bake is refused in one line and changes nothing."""
+    import bpy
+
+    from tests.addon.helpers import scene_fingerprint
+
+    scene = bpy.context.scene
+    obj = soft_box(bpy, tmp_path)
+    obj.skinmodes.subspace_method = "ROTATION_STRAIN"
+    whip(obj)
+    linear_keys(addon, obj)
+    save(bpy, tmp_path)
+    frames = list(range(START, END + 1))
+    rigid = world_positions(bpy, obj, scene, frames)
+    keys = actions_fingerprint(bpy)
+    obj.skinmodes.live_preview = True
+    shown = {}
+    for f in (9, 3, 8):
+        scene.frame_set(f)
+        shown[f] = evaluated(bpy, obj)
+    obj.skinmodes.live_preview = False
+    assert bpy.ops.skinmodes.bake(output="PC2") == {"FINISHED"}
+    baked = world_positions(bpy, obj, scene, frames)
+    size = float(np.linalg.norm(rigid[0].max(axis=0) - rigid[0].min(axis=0)))
+    assert np.linalg.norm(baked - rigid, axis=2).max() > 0.005 * size  # visible: half a percent at least
+    for f, pos in shown.items():
+        scene.frame_set(f)
+        assert np.abs(evaluated(bpy, obj) - pos).max() < 1e-5, f
+    assert actions_fingerprint(bpy) == keys
+    assert bpy.ops.skinmodes.clear_bake() == {"FINISHED"}
+
+    obj.skinmodes.physics_skin = True
+    before = scene_fingerprint(bpy, obj)
+    with pytest.raises(RuntimeError, match="Physics Skin slides skin over bones") as err:
+        bpy.ops.skinmodes.bake()
+    assert "\n" not in str(err.value).strip() and scene_fingerprint(bpy, obj) == before
+    obj.skinmodes.physics_skin = False
+    arm = bpy.data.objects.new("Rig", bpy.data.armatures.new("Rig"))
+    scene.collection.objects.link(arm)
+    bpy.context.view_layer.objects.active = arm
+    bpy.ops.object.mode_set(mode="EDIT")
+    arm.data.edit_bones.new("body").tail = (0.0, 1.0, 0.0)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    bpy.context.view_layer.objects.active = obj
+    obj.vertex_groups.new(name="body").add(list(range(len(obj.data.vertices))), 1.0, "REPLACE")
+    obj.modifiers.new("Armature", "ARMATURE").object = arm
+    before = scene_fingerprint(bpy, obj)
+    with pytest.raises(RuntimeError, match="Rotation-Strain is for objects without an armature"):
+        bpy.ops.skinmodes.bake()
+    assert scene_fingerprint(bpy, obj) == before

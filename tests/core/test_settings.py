@@ -66,7 +66,15 @@ def test_stages_partition_the_settings():
 
 # Character settings the add-on reads itself, into the CharacterInput (painted masks, planted
 # flags) or the cache folder, rather than into one of core's settings objects.
-READ_BY_THE_ADDON = {"stiffness_group", "density_group", "leak_mode", "leak_group", "planted_feet", "cache_dir"}
+READ_BY_THE_ADDON = {
+    "stiffness_group",
+    "density_group",
+    "leak_mode",
+    "leak_group",
+    "planted_feet",
+    "cache_dir",
+    "subspace_method",  # which drive an object rig gets (issue 27), chosen where the session builds it
+}
 
 
 def _setting_fields(cls) -> set[str]:

@@ -1,6 +1,8 @@
-"""Which drive a prepared character gets (core/pipeline/drives.py): rig, training poses or physics skin."""
+"""Which drive a prepared character gets (core/pipeline/drives.py): rig, training poses or physics skin; and
+an object's rotation-strain drive."""
 
 import numpy as np
+import pytest
 
 from core.dynamics.drive import RigDrive
 from core.physskin.drive import PhysicsSkinDrive
@@ -25,3 +27,37 @@ def test_the_rig_drives_unless_poses_or_the_physics_skin_do(prepared, skinned):
         solver = SolverSettings(physics_skin=True, secondary_motion=jiggle)
         sim = FrameSimulation(skinned, solver, 1, 5, swing)
         assert type(sim.drive) is PhysicsSkinDrive and sim.drive.jiggles is jiggle and sim.warnings == []
+
+
+def test_rotation_strain_moves_a_one_bone_object_and_refuses_a_rig_of_bones(prepared, tmp_path):
+    """An object moved by its own transform (one bone of weight 1) gets rotation-strain coordinates through
+    the frame loop: a whip jiggles it and a still one stays exactly at rest (1e-12: the rest state is each
+    step's minimiser).  A rig of several bones is refused in one line; in physical mode the stiffness scale
+    is not remapped."""
+    from core.errors import SimulationError
+    from core.geometry.primitives import bar_tet_mesh
+    from core.geometry.tetmesh import boundary_faces
+    from core.pipeline import CharacterInput, SubspaceSettings, prepare_character, rotstrain_drive
+    from core.rotstrain.drive import RotStrainDrive
+
+    with pytest.raises(SimulationError, match=r"this rig has \d+ bones; set Subspace to Skinning Eigenmodes"):
+        rotstrain_drive(prepared, SolverSettings(), swing, 4)
+    X, T = bar_tet_mesh(2.0, 0.5, 4)
+    inp = CharacterInput(rest=X, faces=boundary_faces(T), bone_weights=np.ones((len(X), 1)))
+    obj = prepare_character(inp, SubspaceSettings(modes=4, clusters=10, rigid_parts=False), tets=(X, T))
+
+    def whip(f):
+        g = min(max(f - 1, 0), 6) / 6
+        c, s = np.cos(0.5 * np.pi * g), np.sin(0.5 * np.pi * g)
+        return np.array([[c, -s, 0.0, g], [s, c, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0]]).ravel()
+
+    solver = SolverSettings()
+    drive = rotstrain_drive(obj, solver, whip, 4)
+    assert type(drive) is RotStrainDrive and drive.kappa_ratio != 1.0
+    sim = FrameSimulation(obj, solver, 1, 12, whip, drive=drive)
+    assert max(np.abs(sim.offsets(f)).max() for f in range(1, 13)) > 1e-3 * sim.size
+    still = FrameSimulation(
+        obj, solver, 1, 6, lambda f: whip(1), drive=rotstrain_drive(obj, solver, lambda f: whip(1), 4)
+    )
+    assert max(np.abs(still.offsets(f)).max() for f in range(1, 7)) < 1e-12 * still.size
+    assert rotstrain_drive(obj, SolverSettings(stiffness_mode="physical"), whip, 4).kappa_ratio == 1.0

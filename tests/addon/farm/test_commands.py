@@ -71,6 +71,9 @@ def test_a_farm_job_prepares_each_character_once_and_bakes_as_the_desk_does(
     assert said and "no prepared model for 'Creature'" in said[0] and "Prepare" in said[0], run.stdout[:3000]
     assert files_in(shots) == before
     assert not list(cache.glob("*.pc2")) and not list(cache.glob("*.npz"))
+    refused = [json.loads(p.read_text()) for p in (cache / "reports").glob("bake-*.json")]
+    assert [r["exit_code"] for r in refused] == [1]  # openjd run stops at the first failed task; it says why
+    assert all(r["error"].startswith("skinmodes: error: no prepared model for") for r in refused)
 
     t0 = time.perf_counter()
     run = openjd("run", str(template), *params)

@@ -27,6 +27,7 @@ def fill(registry):
     registry.HOLD_PENDING.append(True)
     registry.STOP_REQUESTS.append(2)
     registry.PROGRESS_LISTENERS.append(print)
+    registry.PREPARED_ONLY.append(True)
     return job
 
 
@@ -39,7 +40,7 @@ def registries(registry):
 def test_reset_clears_every_registry_and_cancels_the_jobs(addon):
     registry = addon.registry
     job = fill(registry)
-    assert all(registries(registry).values()) and len(registries(registry)) == 14
+    assert all(registries(registry).values()) and len(registries(registry)) == 15
     registry.reset()
     assert job.cancelled
     assert {name: value for name, value in registries(registry).items() if value != [0] and value} == {}

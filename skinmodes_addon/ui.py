@@ -96,7 +96,7 @@ class SKINMODES_PT_leak(_Panel, bpy.types.Panel):
         col.prop(s, "leak_mode", expand=True)
         if s.leak_mode == "GROUP":
             col.prop_search(s, "leak_group", obj, "vertex_groups", text="Group")
-        else:
+        elif not is_object_rig(obj):  # an object's one bone has no chain to swing from (object_rig.py)
             col.prop(s, "swing_appendages")
         col.operator("skinmodes.create_mask", icon="BRUSH_DATA")
         col.prop(s, "planted_feet")

@@ -56,12 +56,15 @@ class Session:
     simulation: FrameSimulation | None = None
     poses: tuple[PoseRequest, ...] = ()
     poses_stale: bool = False  # the rig changed at a training pose's frame since its modes
+    subspace_method: str = "SKINNING"  # an object rig's drive: "ROTATION_STRAIN" for rotation-strain (issue 27)
 
     @property
     def key(self) -> str:
         """Hash of every input of the simulation (character, subspace, solver, range, training poses)."""
         h = hashlib.sha1(self.prepared.key.encode())
         h.update(repr((self.solver, self.start, self.end)).encode())
+        if self.subspace_method != "SKINNING":  # another drive, another result (characters' keys unchanged)
+            h.update(self.subspace_method.encode())
         for pose in self.poses:
             h.update(repr((pose.frame, pose.kind)).encode())
             h.update(np.ascontiguousarray(pose.p).tobytes())
@@ -95,10 +98,9 @@ class Session:
     def ensure_simulation(self) -> FrameSimulation:
         if self.simulation is None:
             obj = bpy.data.objects[self.object_name]
-            s = settings(obj)
             drive = None  # the character's own (core.pipeline.character_drive)
-            if s.subspace_method == "ROTATION_STRAIN":  # an object rig's option (read_request refuses it otherwise)
-                drive = rotstrain_drive(self.prepared, self.solver, self._rig_at, s.modes)
+            if self.subspace_method == "ROTATION_STRAIN":  # an object rig's option (read_request refuses it otherwise)
+                drive = rotstrain_drive(self.prepared, self.solver, self._rig_at, settings(obj).modes)
             self.simulation = FrameSimulation(
                 self.prepared,
                 self.solver,
@@ -171,6 +173,7 @@ def install_session(
     )
     SESSIONS[obj.session_uid] = session
     s = settings(obj)
+    session.subspace_method = str(s.subspace_method)  # part of the settings snapshot: a change drops the session
     st = prepared.stats
     s.stat_tets = int(st["tets"])
     s.stat_vertices = int(st["vertices"])

@@ -151,6 +151,9 @@ def test_panels_without_a_rig_say_what_is_missing(addon):
     assert addon.ui.SKINMODES_PT_main.poll(bpy.context)
     # Without an Armature modifier the object's own motion is its rig (issue 27) ...
     assert texts(draw(bpy, addon.ui.SKINMODES_PT_main.draw))[0] == "Rig: the object's own motion"
+    # ... with the subspace to choose, and no appendage chain to swing.
+    assert props(draw(bpy, addon.ui.SKINMODES_PT_subspace.draw))[0] == "subspace_method"
+    assert props(draw(bpy, addon.ui.SKINMODES_PT_leak.draw)) == ["leak_mode", "leak_mode", "planted_feet"]
     # ... but an Armature modifier without an armature is a rig left unfinished.
     bpy.context.active_object.modifiers.new("Armature", "ARMATURE")
     assert texts(draw(bpy, addon.ui.SKINMODES_PT_main.draw)) == [

@@ -106,8 +106,8 @@ def test_a_moving_object_without_an_armature_jiggles_and_keeps_its_own_motion(ad
 
 
 def test_the_same_rigid_motion_from_a_bone_or_from_the_objects_transform_jiggles_the_same(addon, tmp_path):
-    """Issue 27: a soft box skinned 100 % to one bone of an armature, and the same box with the same keyframed
-    object transform, bake the same world-space positions.
+    """Issue 27: a soft box skinned 100 % to one bone of an armature, the same box with the same keyframed
+    object transform, and the same box parented to an empty keyed so, bake the same world-space positions.
 
     Same inputs to the core: both rest shapes are the mesh at an identity transform (G = I), both rigs are
     one column of weight 1 whose transform is that keyed motion, so the tet mesh, the modes and the rig
@@ -124,6 +124,10 @@ def test_the_same_rigid_motion_from_a_bone_or_from_the_objects_transform_jiggles
     scene = bpy.context.scene
     moved = soft_box(bpy, tmp_path, "Moved")
     skinned = soft_box(bpy, tmp_path, "Skinned")
+    carried = soft_box(bpy, tmp_path, "Carried")
+    carrier = bpy.data.objects.new("Carrier", None)
+    scene.collection.objects.link(carrier)
+    carried.parent = carrier  # the parent inverse stays the identity: the empty's motion is the box's
     arm = bpy.data.objects.new("Rig", bpy.data.armatures.new("Rig"))
     scene.collection.objects.link(arm)
     bpy.context.view_layer.objects.active = arm
@@ -137,14 +141,16 @@ def test_the_same_rigid_motion_from_a_bone_or_from_the_objects_transform_jiggles
     linear_keys(addon, moved)
     whip(arm.pose.bones["body"])  # pose = rest @ basis = the same matrix as the object's
     linear_keys(addon, arm)
-    for obj in (moved, skinned):
+    whip(carrier)
+    linear_keys(addon, carrier)
+    for obj in (moved, skinned, carried):
         obj.skinmodes.planted_feet = False
     save(bpy, tmp_path)
     frames = list(range(START, END + 1))
     rigid = world_positions(bpy, moved, scene, frames)  # the keyed motion alone, before any bake
 
     baked = {}
-    for obj in (moved, skinned):
+    for obj in (moved, skinned, carried):
         for o in bpy.context.view_layer.objects:
             o.select_set(False)
         bpy.context.view_layer.objects.active = obj
@@ -156,6 +162,7 @@ def test_the_same_rigid_motion_from_a_bone_or_from_the_objects_transform_jiggles
     assert np.linalg.norm(rigid - rigid[:1], axis=2).max() > 0.3 * size  # it really moved (a quarter turn, 1 unit)
     assert np.linalg.norm(a - rigid, axis=2).max() > 0.01 * size  # and really jiggled (11 % when measured)
     assert np.linalg.norm(a - b, axis=2).max() < 1e-6 * size  # measured: 7e-8
+    assert np.linalg.norm(a - baked["Carried"], axis=2).max() < 1e-6 * size  # parented: the same matrices
 
 
 def test_an_object_that_does_not_move_bakes_its_rest_shape_with_a_note(addon, tmp_path):

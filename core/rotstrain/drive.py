@@ -13,6 +13,14 @@ motion is the animator's, exactly; B x is the secondary motion, M-orthogonal
 to the rest shape's rigid motions, so the flesh lags behind while its mass
 centre and mean rotation stay on the object's (to first order).
 
+What deforms it.  The frame carries the whole body, as a uniform body force
+would: a translation, however sudden, strains nothing (a uniform
+acceleration has no component along B), and only the frame's rotation does,
+through the centrifugal and Euler forces.  Measured on a 2 m box: a quarter
+turn at one turn a second jiggles it by 0.8 % of its size, a 2 m slide in a
+quarter second by 0.00 %.  Skinning eigenmodes hold the core to the object
+and let the skin lag instead, so they answer to both (7 % and 7.6 %).
+
 A step minimises the world-space incremental potential of ``frame.py`` over
 x~ alone (the frame is given):
 

@@ -19,7 +19,7 @@ from .cmaes import minimize
 from .ground import GroundPlane
 from .model import LocomotionModel
 from .objective import body_length, jump_objective, locomotion_objective
-from .signal import Sinusoids, actuation_signal, decode, parameter_count
+from .signal import Sinusoids, actuation_at, decode, parameter_count
 from .step import State, Stepper, StepSettings, body_rotation, rest_state
 
 
@@ -28,7 +28,8 @@ class GaitProblem:
     """What to optimise.  direction (3,): unit target direction; forward (3,): the body's forward axis
     at rest (defaults to direction); k sinusoids per mode; steps per rollout; amplitude_max in radii
     (the modes' unit); period_range (s); task: "walk" (displacement x alignment) or "jump" (mean rise
-    of the centre of mass along the ground's normal, in body lengths)."""
+    of the centre of mass along the ground's normal, in body lengths); side: the weight of sideways drift
+    (``objective.displacement``; 0 is the seed's objective)."""
 
     model: LocomotionModel
     settings: StepSettings
@@ -40,6 +41,7 @@ class GaitProblem:
     amplitude_max: float = 0.15
     period_range: tuple[float, float] = (0.3, 1.5)
     task: str = "walk"
+    side: float = 1.0
     length: float = field(init=False)
 
     def __post_init__(self) -> None:
@@ -86,8 +88,6 @@ def rollout(problem: GaitProblem, sinusoids: Sinusoids, record: bool = False) ->
     """Simulate ``problem.steps`` steps from rest under the given actuation; ``record`` keeps every Z."""
     model, s = problem.model, problem.settings
     stepper = Stepper(model, s, problem.ground)
-    a = actuation_signal(s.dt * np.arange(1, problem.steps + 1), sinusoids)  # (steps, m)
-    abar = np.concatenate([a, np.ones((problem.steps, 1))], axis=1)
     state = rest_state(model)
     com = np.empty((problem.steps + 1, 3))
     fwd = np.empty((problem.steps + 1, 3))
@@ -97,7 +97,7 @@ def rollout(problem: GaitProblem, sinusoids: Sinusoids, record: bool = False) ->
         Zs[0] = state.Z
     iterations = unconverged = rose = 0
     for i in range(problem.steps):  # time steps are sequential; each costs O(q^2 + C q m)
-        state, rep = stepper.step(state, abar[i])
+        state, rep = stepper.step(state, actuation_at(i + 1, s.dt, sinusoids))
         iterations += rep.iterations
         unconverged += not rep.converged
         rose += rep.energy_rose
@@ -110,7 +110,8 @@ def rollout(problem: GaitProblem, sinusoids: Sinusoids, record: bool = False) ->
     if problem.task == "jump":
         J = jump_objective(com, np.asarray(problem.ground.normal, dtype=np.float64), problem.length)
     else:
-        J = locomotion_objective(com, fwd, problem.direction, problem.length)
+        up = np.asarray(problem.ground.normal, dtype=np.float64)
+        J = locomotion_objective(com, fwd, problem.direction, problem.length, up, problem.side)
     return Rollout(com, fwd, J, iterations, unconverged, rose, state, Zs)
 
 

@@ -1,26 +1,34 @@
-"""Ground contact at sample vertices, as linear equality constraints on reduced coordinates.
+"""Ground contact at sample vertices with Coulomb friction, for anything whose positions are ``x = Y Z``.
 
-Reusable beyond locomotion: anything whose positions are ``x = Y Z`` (Y: n x q
-scalar basis, Z: q x 3) can hand sample rows Y[samples] (k x q) and a plane to
-:func:`contact_constraints`, and minimise its step's quadratic on the
-constrained set with :class:`ConstrainedQuadratic` (the contact issue can use
-the same pieces with a collider's planes).
+Reusable beyond locomotion: anything with a scalar basis Y (n x q), reduced
+coordinates Z (q x 3) and a step quadratic 1/2 tr(Z^T Q Z) - tr(Z^T F) can
+hand its sample rows Y[samples] (k x q), Q and a plane to
+:class:`GroundContact` (the contact issue can use it with a collider's planes).
 
-Model (seed 002, App. E, made an exact constrained minimisation).  A sample in
-contact keeps its normal coordinate on the plane (``n . x = height``: no
-penetration, and a penetration is pushed out in one step) and its tangential
-velocity damped (``t . x_new = t . x_now + u t . (x_now - x_prev)``, the
-seed's damping friction: u = 0 sticks, u = 1 slides freely).  The paper fixes
-f_c by least squares inside each iteration, which changes the feasible set as
-the iteration goes; here the constraint set is fixed for the whole step (its
-right-hand side projected once onto what the subspace can reach), so every
-global step is the exact minimiser on one affine set and the local-global
-energy cannot rise.  Contacts are chosen by an active set: a sample joins when
-its predicted position is below the plane, and leaves when its normal
-multiplier says the ground would pull (first pass only, so the set cannot cycle).
+Why not the seed's model (App. E: every sample in contact keeps a zero normal
+velocity and a damped tangential one, ``u = 0`` sticks).  In a subspace of q
+columns per coordinate, equality constraints at q or more samples in general
+position fix *every* coordinate: the whole body freezes, not just its feet,
+and only a release can move it.  A densely sampled underside (needed so that
+the vertices between samples do not sink) is exactly that case; it is why the
+earlier bench found no gait with 60 underside samples.  So, derived afresh:
 
-Vector layout: z = Z.T.ravel() (3q,), z[i q + u] = Z[u, i]; a row for sample s
-and direction d is kron(d, Y_samples[s]).
+* Normal: a stiff one-sided penalty k/2 (h - n . x_s)_+^2 per sample, k set
+  so the body's weight spread over the samples sinks ``depth`` (a share of
+  the radius).  It is convex and never over-constrains, and a sample lifts off
+  as soon as nothing presses it down.  With the rotations fixed, the normal
+  coordinate's global step minimises a piecewise quadratic, solved exactly by
+  a finite active-set (semi-smooth Newton) loop; every q x q factor is cached
+  per active set.
+* Tangent: Coulomb friction mu |f_n|, implicit as a drag c_s |v_t|^2 / 2 with
+  c_s = mu f_n / max(|v_t|, v_stick) from the previous step's normal force and
+  sliding speed (lagged one step, the usual regularised Coulomb): a lightly
+  loaded or lifted sample slides, a pressed one grips.  This is what a crawler
+  pushes against; it is fixed within a step, so local-global stays monotone.
+
+The ground frame R = [t1 t2 n] decouples the three columns of Z R: the two
+tangential ones share one q x q system per step, the normal one carries the
+penalty.
 """
 
 from __future__ import annotations
@@ -30,17 +38,17 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg as sla
 
-# Singular values of a constraint matrix below this share of its largest are dependent rows.
-RANK_TOL = 1e-10
+# Active-set passes for the normal column's piecewise quadratic (it settles in two or three).
+NEWTON_PASSES = 30
 
 
 @dataclass(frozen=True)
 class GroundPlane:
-    """normal: (3,) unit, pointing out of the ground; height: n . x on the plane (m); friction u in [0, 1]."""
+    """normal: (3,) unit, pointing out of the ground; height: n . x on the plane (m); friction: Coulomb mu."""
 
     normal: tuple[float, float, float] = (0.0, 0.0, 1.0)
     height: float = 0.0
-    friction: float = 0.0
+    friction: float = 0.8
 
 
 def sample_vertices(X: np.ndarray, candidates: np.ndarray, k: int) -> np.ndarray:
@@ -81,67 +89,90 @@ def tangent_basis(normal: np.ndarray) -> np.ndarray:
     return np.stack([t1, np.cross(n, t1)])
 
 
-def contact_constraints(
-    plane: GroundPlane, Y_samples: np.ndarray, active: np.ndarray, Z_now: np.ndarray, Z_prev: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Rows C (3a, 3q) and targets b (3a,) for the a active samples: normal rows first, then two tangents each.
-
-    Y_samples: (k, q); active: (k,) bool; Z_now, Z_prev: (q, 3) this and the previous step.
-    """
-    n = np.asarray(plane.normal, dtype=np.float64)
-    Ys = Y_samples[active]  # (a, q)
-    dirs = np.vstack([n[None, :], tangent_basis(n)])  # (3, 3)
-    # rows[d, s] = kron(dirs[d], Ys[s]) in the z = Z.T.ravel() layout
-    C = (dirs[:, None, :, None] * Ys[None, :, None, :]).reshape(3 * len(Ys), -1)
-    x_now, x_prev = Ys @ Z_now, Ys @ Z_prev  # (a, 3)
-    tn = dirs[1:]
-    b_normal = np.full(len(Ys), plane.height)
-    b_tangent = (x_now @ tn.T + plane.friction * (x_now - x_prev) @ tn.T).T  # (2, a)
-    return C, np.concatenate([b_normal, b_tangent.ravel()])
+def ground_frame(normal: np.ndarray) -> np.ndarray:
+    """R (3, 3) with columns t1, t2, n: world coordinates times R are (tangent, tangent, height)."""
+    n = np.asarray(normal, dtype=np.float64)
+    return np.column_stack([*tangent_basis(n), n / np.linalg.norm(n)])
 
 
-class ConstrainedQuadratic:
-    """Minimiser of 1/2 tr(Z^T Q Z) - tr(Z^T F) over Z (q, 3) with C z = b, for many F.
+class GroundContact:
+    """The plane's contact at k samples for a step quadratic Q (q, q); see the module doc.
 
-    Q: (q, q) SPD; C: (c, 3q) rows in the z = Z.T.ravel() layout (may be
-    dependent); b: (c,).  Dependent or inconsistent rows: b is replaced once by
-    its least-squares projection onto what C can reach, so the feasible set is
-    one fixed affine set and each solve is its exact minimiser.  z = z_p + N w
-    with N the null space of C; the reduced matrix N^T (I_3 (x) Q) N is
-    factored once.
+    Y_samples: (k, q); dt: the step (s); stiffness: the normal penalty k (N/m per
+    sample); stick_speed: the sliding speed (m/s) below which friction grips.
     """
 
-    def __init__(self, Q: np.ndarray, C: np.ndarray | None = None, b: np.ndarray | None = None) -> None:
-        self.q = Q.shape[0]
-        self.Q = Q
-        if C is None or len(C) == 0:
-            self.N = None
-            self.factor = sla.cho_factor(Q)
-            return
-        U, sv, Vt = np.linalg.svd(C, full_matrices=True)
-        rank = int((sv > RANK_TOL * sv[0]).sum())
-        self.z_p = Vt[:rank].T @ ((U[:, :rank].T @ b) / sv[:rank])
-        self.N = Vt[rank:].T  # (3q, 3q - rank)
-        q = self.q
-        QN = np.concatenate([Q @ self.N[i * q : (i + 1) * q] for i in range(3)])  # (I3 (x) Q) N, three blocks
-        self.QN = QN
-        self.Qz_p = np.concatenate([Q @ self.z_p[i * q : (i + 1) * q] for i in range(3)])
-        self.factor = sla.cho_factor(self.N.T @ QN) if self.N.shape[1] else None
+    def __init__(
+        self, plane: GroundPlane, Y_samples: np.ndarray, Q: np.ndarray, dt: float, stiffness: float, stick_speed: float
+    ) -> None:
+        self.plane, self.G, self.Q, self.dt = plane, Y_samples, Q, dt
+        self.k, self.stick_speed = float(stiffness), float(stick_speed)
+        self.R = ground_frame(np.asarray(plane.normal, dtype=np.float64))
+        self._factors: dict[bytes, tuple] = {}  # normal-column factors per active set, reused across steps
+
+    def heights(self, Z: np.ndarray) -> np.ndarray:
+        """n . x (k,) of the samples for Z (q, 3)."""
+        return self.G @ (Z @ self.R[:, 2])
+
+    def normal_forces(self, Z: np.ndarray) -> np.ndarray:
+        """The penalty's push f_n >= 0 (k,) on each sample (N)."""
+        return self.k * np.maximum(self.plane.height - self.heights(Z), 0.0)
+
+    def drag(self, Z_now: np.ndarray, Z_prev: np.ndarray, forces: np.ndarray | None) -> np.ndarray:
+        """Friction's drag coefficients c (k,) (N s/m) for the next step, from the last step's forces and slide."""
+        if forces is None:
+            return np.zeros(len(self.G))
+        v = (self.G @ ((Z_now - Z_prev) @ self.R[:, :2])) / self.dt  # (k, 2) tangential velocities
+        speed = np.maximum(np.linalg.norm(v, axis=1), self.stick_speed)
+        return self.plane.friction * forces / speed
+
+    def step(self, Z_now: np.ndarray, c: np.ndarray) -> ContactStep:
+        """The contact of one step from Z_now (q, 3) with friction drag c (k,) fixed for it."""
+        return ContactStep(self, Z_now, c)
+
+    def normal_factor(self, active: np.ndarray) -> tuple:
+        key = active.tobytes()
+        if key not in self._factors:
+            Ga = self.G[active]
+            self._factors[key] = sla.cho_factor(self.Q + self.k * (Ga.T @ Ga))
+            if len(self._factors) > 4096:  # a long rollout visits many sets; keep memory bounded
+                self._factors.pop(next(iter(self._factors)))
+        return self._factors[key]
+
+
+class ContactStep:
+    """One step's global solve with contact: minimises 1/2 tr(Z^T Q Z) - tr(Z^T F) + contact energy."""
+
+    def __init__(self, contact: GroundContact, Z_now: np.ndarray, c: np.ndarray) -> None:
+        self.contact, self.c = contact, c
+        G, h = contact.G, contact.dt
+        self.Zg_now = Z_now @ contact.R
+        D = G.T @ (c[:, None] * G) / h  # (q, q): the drag's Hessian on each tangential column
+        self.D = D
+        self.tangent = sla.cho_factor(contact.Q + D)
+        self.tangent_rhs = D @ self.Zg_now[:, :2]
+        self.active = contact.heights(Z_now) < contact.plane.height
 
     def solve(self, F: np.ndarray) -> np.ndarray:
         """Z (q, 3) for the linear term F (q, 3)."""
-        if self.N is None:
-            return sla.cho_solve(self.factor, F)
-        z = self.z_p.copy()
-        if self.factor is not None:
-            z += self.N @ sla.cho_solve(self.factor, self.N.T @ (F.T.ravel() - self.Qz_p))
-        return z.reshape(3, self.q).T
+        ct = self.contact
+        Fg = F @ ct.R
+        tangential = sla.cho_solve(self.tangent, Fg[:, :2] + self.tangent_rhs)
+        f = Fg[:, 2]
+        active, z = self.active, None
+        for _ in range(NEWTON_PASSES):  # semi-smooth Newton: solve on the set, re-read the set, until it holds
+            z = sla.cho_solve(ct.normal_factor(active), f + ct.k * ct.plane.height * ct.G[active].sum(axis=0))
+            now = ct.G @ z < ct.plane.height
+            if np.array_equal(now, active):
+                break
+            active = now
+        self.active = active
+        return np.column_stack([tangential, z]) @ ct.R.T
 
-
-def multipliers(C: np.ndarray, gradient: np.ndarray) -> np.ndarray:
-    """lambda (c,) with C^T lambda closest to the energy gradient (3q,) at a constrained minimum.
-
-    A normal multiplier > 0 means the body presses on the ground (raising the
-    sample would raise the energy); < 0 means the ground would have to pull.
-    """
-    return np.linalg.lstsq(C.T, gradient, rcond=None)[0]
+    def energy(self, Z: np.ndarray) -> float:
+        """The penalty's and the drag's energy (J) at Z (q, 3)."""
+        ct = self.contact
+        Zg = Z @ ct.R
+        pen = np.maximum(ct.plane.height - ct.G @ Zg[:, 2], 0.0)
+        slide = ct.G @ (Zg[:, :2] - self.Zg_now[:, :2])
+        return float(0.5 * ct.k * pen @ pen + 0.5 * (self.c / ct.dt) @ (slide**2).sum(axis=1))

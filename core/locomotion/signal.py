@@ -30,6 +30,12 @@ def actuation_signal(t: np.ndarray, s: Sinusoids) -> np.ndarray:
     return (s.amplitude[None] * np.sin(arg)).sum(axis=2)
 
 
+def actuation_at(step: int, dt: float, s: Sinusoids) -> np.ndarray:
+    """abar (m+1,) = [a(step dt); 1] for one step: the one place a step's actuation is computed,
+    so a rollout and the locomotion drive feed the solver the same floats."""
+    return np.append(actuation_signal(np.array([step * dt]), s)[0], 1.0)
+
+
 def parameter_count(m: int, k: int) -> int:
     """Length of the search vector: amplitude, period and phase for each of m modes x k sinusoids."""
     return 3 * m * k

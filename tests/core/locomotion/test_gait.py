@@ -1,64 +1,78 @@
-"""Rollouts and the gait search (core/locomotion/gait.py) on a small soft slug."""
+"""Rollouts and the gait search (core/locomotion/gait.py): the issue's real result on two creatures.
+
+A legless blob and a four-legged soft box (core/locomotion/creatures.py) each travel at least one body
+length per 10 s of simulated time on flat ground with Coulomb friction, along the chosen direction
+(within 20 deg), with no tet inverted and no vertex (every vertex is checked, not only the contact
+samples) deeper than 1% of the body's height below the ground.  The fast tests replay the gaits the
+seeded search found (``gaits.py``); the slow test finds them again, bit for bit.
+"""
+
+import dataclasses
 
 import numpy as np
 import pytest
 
-from core.locomotion.gait import GaitProblem, find_gait, ground_under, rollout
-from core.locomotion.step import StepSettings
+from core.locomotion.creatures import RECIPES, Recipe, crawl_report, creature_problem
+from core.locomotion.gait import find_gait, rollout
 
-from .conftest import slug_model
+from .gaits import FOUND
+
+TEN_SECONDS = 300  # steps of 1/30 s
+MAX_HEADING_DEG = 20.0
+DEPTH_SHARE = 0.01  # of the body's height: the penalty contact's allowance (measured: about 1.5 mm of 0.36 m)
+
+
+@pytest.mark.parametrize("name", ["blob", "quadruped"])
+def test_a_found_gait_crawls_a_body_length_per_ten_seconds(name):
+    f = crawl_report(RECIPES[name], FOUND[name], TEN_SECONDS)
+    assert f["body_lengths"] >= 1.0, f
+    assert f["heading_deg"] <= MAX_HEADING_DEG, f
+    assert f["facing"] > 0.5, f  # it faces the way it goes throughout (never turns past 60 deg)
+    assert f["deepest"] <= DEPTH_SHARE * f["height"], f
+    assert f["inverted"] == 0 and f["unconverged"] == 0 and f["energy_rose"] == 0, f
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["blob", "quadruped"])
+def test_the_seeded_search_finds_the_stored_gait_bit_for_bit(name):
+    """CMA-ES (seed 0) with the recipe's budget finds FOUND[name] exactly (one machine, one numpy)."""
+    recipe = RECIPES[name]
+    problem = creature_problem(recipe, recipe.steps)
+    gait = find_gait(problem, recipe.generations, recipe.population, seed=0)
+    np.testing.assert_array_equal(gait.x, FOUND[name])
+
+
+SMALL = Recipe("quadruped", cell=0.1)  # about 300 tets: for the search's own checks
 
 
 @pytest.fixture(scope="module")
-def small_slug():
-    return slug_model(cells_per_unit=3, m=4, samples=20)
+def small():
+    return creature_problem(SMALL, 30)
 
 
-@pytest.fixture(scope="module")
-def problem(small_slug):
-    _, _, model = small_slug
-    settings = StepSettings(dt=1 / 30, tolerance=1e-4)
-    return GaitProblem(model, settings, ground_under(model), direction=np.array([1.0, 0.0, 0.0]), steps=60)
-
-
-def test_zero_actuation_goes_nowhere(problem):
-    r = rollout(problem, problem.sinusoids(np.zeros(problem.dimension)))
-    assert abs(r.objective) < 1e-3  # body lengths: settling on the ground, no travel
+def test_zero_actuation_goes_nowhere(small):
+    r = rollout(small, small.sinusoids(np.zeros(small.dimension)))
+    # body lengths: settling onto soft legs shifts the centre a few mm (the lattice's tets are not mirror
+    # symmetric, and friction only grips from the second step, once the ground's push is known): no travel
+    assert abs(r.objective) < 1e-2
     assert r.unconverged == 0 and r.energy_rose == 0
 
 
-def test_a_short_search_improves_the_objective_and_is_deterministic(problem, small_slug):
-    """A few generations of CMA-ES beat the first generation's best, and the same seed repeats bit for bit."""
-    gait = find_gait(problem, generations=4, population=6, seed=0)
-    assert gait.history[-1] > gait.history[0] > 0.0
-    assert gait.evaluations == 24
-    again = find_gait(problem, generations=4, population=6, seed=0)
+def test_the_same_seed_gives_the_same_gait(small):
+    gait = find_gait(small, generations=3, population=4, seed=3)
+    again = find_gait(small, generations=3, population=4, seed=3)
     np.testing.assert_array_equal(gait.x, again.x)
-    assert gait.objective == again.objective
-    r = rollout(problem, gait.sinusoids, record=True)
-    assert r.objective == gait.objective
-    assert r.com[-1, 0] > r.com[0, 0]  # it moved the way it was asked to
-    np.testing.assert_array_equal(r.Z[-1], r.final.Z)
-    assert r.unconverged == 0 and r.energy_rose == 0
-    # no tet inverted along the way, and the contact samples never below the ground
-    model = problem.model
-    X = np.einsum("nq,sqi->sni", model.subspace.basis, r.Z)
-    T = small_slug[0].T
-    e = X[:, T[:, 1:]] - X[:, T[:, :1]]
-    assert np.linalg.det(e).min() > 0.0
-    # (samples only: the other vertices may dip, see the bench section; 1e-3 of the radius covers a sample
-    # that entered in the last of the capped contact passes)
-    assert (X[:, model.samples, 2]).min() > problem.ground.height - 1e-3 * model.radius
+    assert gait.objective == again.objective and gait.evaluations == 12
+    assert np.all(np.diff(gait.history) >= 0.0)  # the best so far never gets worse
+    assert rollout(small, gait.sinusoids).objective == gait.objective
 
 
-def test_the_jump_task_scores_the_rise(problem):
-    import dataclasses
-
-    jump = dataclasses.replace(problem, task="jump")
-    x = np.zeros(problem.dimension)
-    x[: problem.model.m] = 3.0  # full amplitude on every mode
+def test_the_jump_task_scores_the_rise(small):
+    jump = dataclasses.replace(small, task="jump")
+    x = np.zeros(small.dimension)
+    x[: small.model.m] = 3.0  # full amplitude on every mode
     r = rollout(jump, jump.sinusoids(x))
     h = r.com[:, 2] - r.com[0, 2]
-    assert r.objective == pytest.approx(h.mean() / problem.length)
+    assert r.objective == pytest.approx(h.mean() / small.length)
     with pytest.raises(ValueError):
-        dataclasses.replace(problem, task="fly")
+        dataclasses.replace(small, task="fly")

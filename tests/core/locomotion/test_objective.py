@@ -33,3 +33,12 @@ def test_jump_scores_the_mean_rise():
     com = np.zeros((5, 3))
     com[:, 2] = [0.0, 1.0, 2.0, 1.0, 0.0]
     assert jump_objective(com, np.array([0.0, 0.0, 1.0]), 2.0) == 0.4
+
+
+def test_sideways_drift_costs_its_length_and_height_does_not():
+    up = np.array([0.0, 0.0, 1.0])
+    com = np.array([[0.0, 0.0, 0.0], [3.0, 1.0, -0.5]])  # 3 m ahead, 1 m to the side, 0.5 m lower
+    assert displacement(com, V, 2.0) == 1.5  # the seed's: the side drift is free
+    assert displacement(com, V, 2.0, up, side=1.0) == 1.0  # ours: (3 - 1) / 2
+    fwd = np.tile(V, (2, 1))
+    assert locomotion_objective(com, fwd, V, 2.0, up, side=1.0) == 1.0

@@ -104,23 +104,28 @@ def test_linear_momentum_stays_zero_without_ground_and_gravity(slug_clusters):
 
 
 def test_energy_never_increases_across_iterations(slug):
-    """E after k iterations is non-increasing in k (each cap stops the same sequence earlier)."""
+    """E after k iterations is non-increasing in k (each cap stops the same sequence earlier), free and on
+    the ground (penalty and friction drag included: both are fixed convex terms within the step)."""
     _, _, model = slug
     ground = GroundPlane(height=-0.25)
     state = rest_state(model)
     base = StepSettings(tolerance=0.0, max_iterations=1)
     for k in range(20):  # get into a moving, contacting state
         state, _ = Stepper(model, StepSettings(), ground).step(state, _gait(model, k, amplitude=0.15))
+    assert state.forces is not None and (state.forces > 0).any()
     abar = _gait(model, 20, amplitude=0.15)
     Zt = 2 * state.Z - state.Z_prev
     Ka = model.K @ abar
-    energies = []
-    for cap in range(1, 15):
-        s = Stepper(model, dataclasses.replace(base, max_iterations=cap))
-        Z, *_ = s.solve(s.free, state.Z, Zt, Ka, abar)
-        energies.append(s.energy(Z, Zt, Ka, abar)[0])
-    d = np.diff(energies)
-    assert np.all(d <= 1e-11 * np.abs(energies).max()), d
+    for on_ground in (False, True):
+        energies = []
+        for cap in range(1, 15):
+            s = Stepper(model, dataclasses.replace(base, max_iterations=cap), ground)
+            c = s.contact.drag(state.Z, state.Z_prev, state.forces)
+            system = s.contact.step(state.Z, c) if on_ground else s.free
+            Z, *_ = s.solve(system, state.Z, Zt, Ka, abar)
+            energies.append(s.energy(Z, Zt, Ka, abar)[0] + system.energy(Z))
+        d = np.diff(energies)
+        assert np.all(d <= 1e-11 * np.abs(energies).max()), (on_ground, d)
 
 
 def test_caps_reach_the_same_answer(slug):
@@ -154,7 +159,10 @@ def test_rest_on_the_ground_stays_at_rest(slug):
     v = linear_momentum(model, state, settings.dt) / model.mass
     assert np.linalg.norm(v) < 1e-3  # m/s: at rest
     samples = model.Y_samples @ state.Z
-    assert samples[:, 2].min() > -0.25 - 1e-6 * model.radius
+    # the penalty's static sink: contact_depth radii if every sample carried the weight; here about a
+    # third of them (the underside) do, unevenly, so a few times that, far under a millimetre
+    sink = -0.25 - samples[:, 2].min()
+    assert 0.0 < sink < 20 * settings.contact_depth * model.radius
     np.testing.assert_allclose(body_rotation(model, state.Z), np.eye(3), atol=1e-2)
 
 

@@ -159,7 +159,7 @@ class ContactStep:
         Fg = F @ ct.R
         tangential = sla.cho_solve(self.tangent, Fg[:, :2] + self.tangent_rhs)
         f = Fg[:, 2]
-        active, z = self.active, None
+        active, z = self.active, np.zeros_like(f)  # the loop runs at least once
         for _ in range(NEWTON_PASSES):  # semi-smooth Newton: solve on the set, re-read the set, until it holds
             z = sla.cho_solve(ct.normal_factor(active), f + ct.k * ct.plane.height * ct.G[active].sum(axis=0))
             now = ct.G @ z < ct.plane.height

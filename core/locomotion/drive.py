@@ -21,8 +21,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..dynamics.simulator import StepReport
+from ..errors import SimulationError
 from ..geometry.embedding import Embedding
 from ..geometry.size import character_size
+from .gait import GaitProblem
 from .ground import GroundPlane
 from .model import LocomotionModel
 from .signal import Sinusoids, actuation_at
@@ -64,6 +66,41 @@ class LocomotionDrive:
         self._probe_rest = probes @ model.rest
         self._com0 = model.centre_of_mass(model.rest)
         self._size = character_size(model.positions(model.rest))
+
+    @classmethod
+    def from_problem(
+        cls,
+        problem: GaitProblem,
+        sinusoids: Sinusoids,
+        T: np.ndarray,
+        embedding: Embedding,
+        probe_ids: np.ndarray,
+        fps: float,
+        substeps: int,
+        start: int,
+    ) -> LocomotionDrive:
+        """The drive of a gait problem's model for render vertices embedded in its tets T (t, 4).
+
+        probe_ids: (p,) tet vertices the guard watches; fps and substeps: the frame loop's, which must
+        give the problem's time step (a gait found at one dt is another gait at another).
+        """
+        dt = 1.0 / (fps * substeps)
+        if not np.isclose(problem.settings.dt, dt, rtol=1e-12, atol=0.0):
+            raise SimulationError(
+                f"the gait was found with steps of {problem.settings.dt:g} s; {fps:g} fps with {substeps} "
+                f"sub-step(s) gives {dt:g} s: choose a matching frame rate and sub-steps"
+            )
+        Y = problem.model.subspace.basis
+        render = embedded_basis(Y, T, embedding)
+        return cls(problem.model, problem.settings, problem.ground, sinusoids, render, Y[probe_ids], substeps, start)
+
+    def body_transform(self, state: State) -> np.ndarray:
+        """The body's best-fit rigid motion from rest (3, 4): [R | t] with x ~ R x_rest + t.
+
+        For an add-on that puts the travel on the object's transform and the rest of the motion in the cache.
+        """
+        R = body_rotation(self.model, state.Z)
+        return np.column_stack([R, self.model.centre_of_mass(state.Z) - R @ self._com0])
 
     @property
     def size(self) -> float:

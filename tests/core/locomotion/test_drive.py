@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from core.errors import SimulationError
 from core.geometry.tetmesh import boundary_faces, compact_unreferenced
 from core.locomotion.creatures import RECIPES, creature_mesh, creature_problem
 from core.locomotion.drive import LocomotionDrive, embedded_basis
@@ -34,11 +35,11 @@ def crawl(tmp_path_factory):
     sub = SubspaceSettings(modes=4, clusters=8, tet_method="lattice")
     prepared = prepare_character(character, sub, MaterialSettings(), tets=(mesh.X, mesh.T))
     problem = creature_problem(recipe, SUBSTEPS * (END - START), prepared.mesh)
-    model = problem.model
-    render = embedded_basis(model.subspace.basis, prepared.mesh.T, prepared.embedding)
-    probes = model.subspace.basis[guard_probes(prepared.mesh.X)]
     sinusoids = problem.sinusoids(FOUND["quadruped"])
-    drive = LocomotionDrive(model, problem.settings, problem.ground, sinusoids, render, probes, SUBSTEPS, START)
+    probes = guard_probes(prepared.mesh.X)
+    T, emb = prepared.mesh.T, prepared.embedding
+    drive = LocomotionDrive.from_problem(problem, sinusoids, T, emb, probes, FPS, SUBSTEPS, START)
+    render = embedded_basis(problem.model.subspace.basis, T, emb)
     # Physical stiffness: the wobble controls do not apply to a gait (the drive ignores them), and in
     # frequency mode the frame loop would still warn that 2 sub-steps cannot resolve their damping.
     solver = SolverSettings(fps=FPS, substeps=SUBSTEPS, preroll=0, stiffness_mode="physical")
@@ -70,6 +71,27 @@ def test_the_frame_loop_runs_the_gait_as_the_rollout_does(crawl):
 def test_render_basis_reproduces_the_render_rest_shape(crawl):
     prepared, problem, _, _, render = crawl
     np.testing.assert_allclose(render @ problem.model.rest, prepared.render_points, atol=1e-9)
+
+
+def test_the_frame_rate_must_give_the_gait_time_step(crawl):
+    prepared, problem, _, _, _ = crawl
+    with pytest.raises(SimulationError, match="frame rate"):
+        LocomotionDrive.from_problem(
+            problem, problem.sinusoids(FOUND["quadruped"]), prepared.mesh.T, prepared.embedding, [0], 24, 2, START
+        )
+
+
+def test_the_body_transform_carries_the_rest_shape_along(crawl):
+    """Rest: the identity; after the crawl: [R | t] maps the rest shape onto the body to within its deformation."""
+    _, problem, drive, sim, _ = crawl
+    rest = drive.initial_state(drive.sample(START), None)
+    np.testing.assert_allclose(drive.body_transform(rest), np.eye(4)[:3], atol=1e-14)
+    A = drive.body_transform(sim.state(END))
+    X0 = problem.model.positions(problem.model.rest)
+    X = problem.model.positions(sim.state(END).z)
+    np.testing.assert_allclose(A[:, :3] @ A[:, :3].T, np.eye(3), atol=1e-12)
+    moved = X0 @ A[:, :3].T + A[:, 3]
+    assert np.abs(moved - X).max() < 0.5 * np.abs(X - X0).max()  # the rigid part explains most of the motion
 
 
 def test_the_clock_is_whole_steps_and_a_restart_stops_the_body(crawl):

@@ -2,7 +2,7 @@
 
 A rollout runs ``steps`` backward-Euler steps from rest on the ground and
 records the centre of mass and the forward axis, both read from Z (q x 3)
-in O(q) per step: nothing in the loop touches the mesh.  The search
+in O(q) per step: nothing in the loop touches the mesh beyond its contact samples.  The search
 minimises -J over the 3 m k sinusoid parameters (``signal.decode``), one
 rollout per candidate, sequentially (the machine's two cores are shared; a
 process pool is the obvious next step where more are free).

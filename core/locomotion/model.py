@@ -1,4 +1,8 @@
-"""Everything a locomotion rollout needs, precomputed once: sizes q, m, C only at run time.
+"""Everything a locomotion rollout needs, precomputed once: sizes q, m, C and k only at run time.
+
+The contact samples k are the one size that follows the mesh: a creature samples every boundary
+vertex (so none sinks between samples), which costs O(k q) per iteration, small beside the rest
+up to tens of thousands of vertices (bench: 2.2 ms per step at 700 vertices, 4.1 at 10k).
 
 Shapes: n vertices, t tets, s skinning modes (q = 4s), m actuation modes,
 Cp passive and Ca actuation clusters, k contact samples.

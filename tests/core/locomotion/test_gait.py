@@ -4,7 +4,10 @@ A legless blob and a four-legged soft box (core/locomotion/creatures.py) each tr
 length per 10 s of simulated time on flat ground with Coulomb friction, along the chosen direction
 (within 20 deg), with no tet inverted and no vertex (every vertex is checked, not only the contact
 samples) deeper than 1% of the body's height below the ground.  The fast tests replay the gaits the
-seeded search found (``gaits.py``); the slow test finds them again, bit for bit.
+seeded search found (``gaits.py``); the slow test runs the seeded search again and checks that what it
+finds meets the same bar.  It does not ask for the stored vector bit for bit: CMA-ES amplifies a last-bit
+difference (another CPU's BLAS, numpy 2 in the 4.2 lane) into another, equally valid gait.  Bit-for-bit
+reproducibility of a seed on one machine is test_the_same_seed_gives_the_same_gait's.
 """
 
 import dataclasses
@@ -22,9 +25,9 @@ MAX_HEADING_DEG = 20.0
 DEPTH_SHARE = 0.01  # of the body's height: the penalty contact's allowance (measured: about 1.5 mm of 0.36 m)
 
 
-@pytest.mark.parametrize("name", ["blob", "quadruped"])
-def test_a_found_gait_crawls_a_body_length_per_ten_seconds(name):
-    f = crawl_report(RECIPES[name], FOUND[name], TEN_SECONDS)
+def assert_crawls(name, x):
+    """The issue's real result for the gait x of creature ``name`` over ten simulated seconds."""
+    f = crawl_report(RECIPES[name], x, TEN_SECONDS)
     assert f["body_lengths"] >= 1.0, f
     assert f["heading_deg"] <= MAX_HEADING_DEG, f
     assert f["facing"] > 0.5, f  # it faces the way it goes throughout (never turns past 60 deg)
@@ -32,14 +35,20 @@ def test_a_found_gait_crawls_a_body_length_per_ten_seconds(name):
     assert f["inverted"] == 0 and f["unconverged"] == 0 and f["energy_rose"] == 0, f
 
 
+@pytest.mark.parametrize("name", ["blob", "quadruped"])
+def test_a_found_gait_crawls_a_body_length_per_ten_seconds(name):
+    assert_crawls(name, FOUND[name])
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["blob", "quadruped"])
-def test_the_seeded_search_finds_the_stored_gait_bit_for_bit(name):
-    """CMA-ES (seed 0) with the recipe's budget finds FOUND[name] exactly (one machine, one numpy)."""
+def test_the_seeded_search_finds_a_gait_that_crawls(name):
+    """CMA-ES (seed 0) with the recipe's budget finds a gait meeting the real result (on the machine
+    that stored FOUND it finds FOUND itself)."""
     recipe = RECIPES[name]
     problem = creature_problem(recipe, recipe.steps)
     gait = find_gait(problem, recipe.generations, recipe.population, seed=0)
-    np.testing.assert_array_equal(gait.x, FOUND[name])
+    assert_crawls(name, gait.x)
 
 
 SMALL = Recipe("quadruped", cell=0.1)  # about 300 tets: for the search's own checks

@@ -351,9 +351,9 @@ def summary_rows(p: dict) -> list[list[str]]:
     return [
         [
             f"physics skin, {row['vertices']:,} vertices, {row['frames']}-frame bend + twist: ARAP / "
-            "ν = 0.45 as shipped (ARAP answer + volume step) / per-frame refactor (the seed's structure)",
+            "ν = 0.45 as shipped (ARAP answer + volume step) / per-frame refactor (the paper's structure)",
             f"{f['arap']:.3g} / {f['shipped']:.3g} / {f['direct']:.3g} fps "
-            f"(seed's {seed[0]}: {seed[3]} fps, its machine)",
+            f"(physics-skinning paper's {seed[0]} model: {seed[3]} fps on its own machine)",
             f"shipped {speedup:.1f}× the refactor, paired; goal ≥ {GOAL_FPS:g} fps",
         ]
     ]

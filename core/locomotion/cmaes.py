@@ -85,12 +85,15 @@ class CMAES:
 
 @dataclass(frozen=True)
 class SearchResult:
-    """best x (n,), its value, best value per generation (g,), evaluations made."""
+    """best x (n,), its value, best value per generation (g,), evaluations made; elite (e, n): the e best
+    samples seen, best first (x is elite[0]), with their values (e,)."""
 
     x: np.ndarray
     value: float
     history: np.ndarray
     evaluations: int
+    elite: np.ndarray
+    elite_values: np.ndarray
 
 
 def minimize(
@@ -100,16 +103,20 @@ def minimize(
     generations: int,
     population: int = 0,
     seed: int = 0,
+    keep: int = 1,
 ) -> SearchResult:
-    """Minimise f from x0 for a number of generations; returns the best sample seen."""
+    """Minimise f from x0 for a number of generations; returns the best sample seen and the ``keep`` best."""
     es = CMAES(np.asarray(x0, dtype=np.float64), sigma0, population, seed)
-    best_x, best_v, history = np.asarray(x0, dtype=np.float64), np.inf, []
+    elite, elite_v = np.asarray(x0, dtype=np.float64)[None], np.array([np.inf])
+    history = []
     for _ in range(generations):
         X = es.ask()
         values = np.array([f(x) for x in X])  # each f is a whole rollout; the population is small
         es.tell(values)
-        i = int(np.argmin(values))
-        if values[i] < best_v:
-            best_x, best_v = X[i].copy(), float(values[i])
-        history.append(best_v)
-    return SearchResult(best_x, best_v, np.array(history), generations * es.population)
+        # stable sort with the elite first: a tie keeps the earlier sample, as a strict "<" would
+        order = np.argsort(np.concatenate([elite_v, values]), kind="stable")[:keep]
+        elite, elite_v = np.concatenate([elite, X])[order], np.concatenate([elite_v, values])[order]
+        history.append(float(elite_v[0]))
+    return SearchResult(
+        elite[0].copy(), float(elite_v[0]), np.array(history), generations * es.population, elite, elite_v
+    )

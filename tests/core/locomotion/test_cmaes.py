@@ -30,3 +30,12 @@ def test_the_same_seed_gives_the_same_search_bit_for_bit():
     np.testing.assert_array_equal(a.history, b.history)
     assert not np.array_equal(a.x, c.x)
     assert a.evaluations == 240
+
+
+def test_the_elite_holds_the_best_samples_seen_best_first():
+    one = minimize(_rosenbrock, np.zeros(5), 0.5, 10, population=8, seed=7)
+    four = minimize(_rosenbrock, np.zeros(5), 0.5, 10, population=8, seed=7, keep=4)
+    np.testing.assert_array_equal(one.x, four.x)  # keeping more changes nothing else
+    assert four.elite.shape == (4, 5) and np.all(np.diff(four.elite_values) >= 0.0)
+    np.testing.assert_array_equal(four.elite[0], four.x)
+    assert [_rosenbrock(x) for x in four.elite] == list(four.elite_values)

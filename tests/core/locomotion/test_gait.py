@@ -15,8 +15,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from core.locomotion.creatures import RECIPES, Recipe, crawl_report, creature_problem
-from core.locomotion.gait import find_gait, rollout
+from core.locomotion.creatures import RECIPES, Recipe, crawl_report, creature_problem, search_gait
+from core.locomotion.gait import find_gait, restart_seed, rollout
 
 from .gaits import FOUND
 
@@ -43,11 +43,10 @@ def test_a_found_gait_crawls_a_body_length_per_ten_seconds(name):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["blob", "quadruped"])
 def test_the_seeded_search_finds_a_gait_that_crawls(name):
-    """CMA-ES (seed 0) with the recipe's budget finds a gait meeting the real result (on the machine
-    that stored FOUND it finds FOUND itself)."""
-    recipe = RECIPES[name]
-    problem = creature_problem(recipe, recipe.steps)
-    gait = find_gait(problem, recipe.generations, recipe.population, seed=0)
+    """CMA-ES (seed 0) with the recipe's budget (restarts, finalists judged on 10 s) finds a gait meeting
+    the real result (on the machine that stored FOUND it finds FOUND itself)."""
+    gait = search_gait(RECIPES[name], seed=0)
+    assert gait.judged is not None and gait.judged > 0.0
     assert_crawls(name, gait.x)
 
 
@@ -74,6 +73,23 @@ def test_the_same_seed_gives_the_same_gait(small):
     assert gait.objective == again.objective and gait.evaluations == 12
     assert np.all(np.diff(gait.history) >= 0.0)  # the best so far never gets worse
     assert rollout(small, gait.sinusoids).objective == gait.objective
+
+
+def test_restarts_and_a_judge_pick_the_finalist_best_over_the_longer_rollout(small):
+    one = find_gait(small, generations=2, population=4, seed=3)
+    gait = find_gait(small, generations=2, population=4, seed=3, restarts=2, judge_steps=45, finalists=2)
+    assert gait.evaluations == 2 * 2 * 4 + 2 * 2 and len(gait.history) == 4
+    np.testing.assert_array_equal(gait.history[:2], one.history)  # restart 0 is the single search
+    judge = dataclasses.replace(small, steps=45)
+    assert rollout(judge, gait.sinusoids).objective == gait.judged
+    assert rollout(small, gait.sinusoids).objective == gait.objective
+    assert gait.judged >= rollout(judge, one.sinusoids).objective  # the single search's best was a finalist
+
+
+def test_restart_seeds_are_distinct_across_seeds():
+    assert restart_seed(5, 0) == 5
+    seeds = {restart_seed(s, r) for s in range(3) for r in range(3)}
+    assert len(seeds) == 9
 
 
 def test_the_jump_task_scores_the_rise(small):

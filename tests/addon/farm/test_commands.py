@@ -103,12 +103,18 @@ def test_a_farm_job_prepares_each_character_once_and_bakes_as_the_desk_does(
 def test_the_documented_commands_parse_as_written(addon):
     """docs/farm.md's skinmodes command lines are the command line's own spelling (run for real above)."""
     doc = (ROOT / "docs" / "farm.md").read_text(encoding="utf-8")
-    lines = [line for line in doc.splitlines() if line.startswith("blender -b ") and "--command skinmodes" in line]
-    assert len(lines) >= 2, lines
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    lines = [
+        line.strip() for line in (doc + readme).splitlines() if "blender" in line and "--command skinmodes" in line
+    ]
+    lines = [line for line in lines if line.startswith(("blender -b ", "blender --background ")) and " farm " in line]
+    lines += [line for line in doc.splitlines() if line.startswith("blender -b shot.blend")]
+    assert len(lines) >= 3, lines
     for line in lines:
         words = shlex.split(line)
         args = addon.cli.parser().parse_args(words[words.index("skinmodes") + 1 :])
         assert args.command in ("farm", "bake")
         assert args.command != "bake" or args.prepared_only
     assert "openjd run bundle/template.yaml -p file://bundle/openjd_parameters.yaml" in doc
+    assert "    openjd run bundle/template.yaml\n" in readme  # the cache inside the bundle: its default
     assert "deadline bundle submit bundle/" in doc

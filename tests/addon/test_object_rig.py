@@ -176,7 +176,9 @@ def test_an_object_that_does_not_move_bakes_its_rest_shape_with_a_note(addon, tm
     rest = evaluated(bpy, obj)
     job = addon.bake.BakeJob(bpy.context, obj, output="PC2").run()
     assert any("'Still' does not move over frames 1-30" in m for m in job.messages), job.messages
-    assert job.max_offset == 0.0
+    # round-off only: the solver's iterations on a still rig leave ~1e-15 of the size (seen 2e-15 after a
+    # full-suite run); a real jiggle is many orders larger
+    assert job.max_offset < 1e-12
     for f in (START, 15, END):
         scene.frame_set(f)
         assert np.abs(evaluated(bpy, obj) - rest).max() < 1e-6  # float32 round trip of a 1 m mesh

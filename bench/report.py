@@ -878,7 +878,8 @@ def update_readme(readme: Path, res: dict) -> None:
     block = [
         README_BEGIN,
         "",
-        f"Measured {res['date']} on {machines_note(res)} ({m.get('cores')} cores, one BLAS thread) by "
+        # the day only: sections re-run later the same day keep one line true (REPORT.md has the times)
+        f"Measured {res['date'][:10]} on {machines_note(res)} ({m.get('cores')} cores, one BLAS thread) by "
         f"`{res['command']}`; wall-clock medians; *paired* ratios come from runs interleaved side by side.",
         "",
         *markdown_table(["figure", "measured", "ratio"], readme_rows(res)),

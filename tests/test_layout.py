@@ -35,6 +35,32 @@ def imports(path):
             yield node.level, node.module or "", [a.name for a in node.names]
 
 
+def first_cycle(graph):
+    """A cycle of ``graph`` (node -> set of nodes it points at) as [a, b, ..., a], or None; nodes visited in
+    sorted order so the same tree always names the same cycle."""
+    done, path = set(), []
+
+    def visit(node):
+        if node in path:
+            return [*path[path.index(node) :], node]
+        if node in done:
+            return None
+        path.append(node)
+        for target in sorted(graph[node]):
+            cycle = visit(target)
+            if cycle:
+                return cycle
+        path.pop()
+        done.add(node)
+        return None
+
+    for node in sorted(graph):
+        cycle = visit(node)
+        if cycle:
+            return cycle
+    return None
+
+
 def test_core_source_never_mentions_bpy():
     for path in core_modules():
         for level, module, _ in imports(path):
@@ -125,22 +151,8 @@ def test_core_rooms_on_one_floor_import_each_other_without_a_cycle():
     for a, b, _ in core_room_imports():
         if floor[a] == floor[b]:
             graph[a].add(b)
-    done, path = set(), []
-
-    def visit(room):
-        if room in path:
-            cycle = " -> ".join([*path[path.index(room) :], room])
-            raise AssertionError(f"rooms of one floor import in a cycle: {cycle}")
-        if room in done:
-            return
-        path.append(room)
-        for target in sorted(graph[room]):
-            visit(target)
-        path.pop()
-        done.add(room)
-
-    for room in sorted(graph):
-        visit(room)
+    cycle = first_cycle(graph)
+    assert cycle is None, f"rooms of one floor import in a cycle: {' -> '.join(cycle)}"
 
 
 def test_tests_mirror_core_modules():
@@ -194,21 +206,8 @@ def addon_import_graph():
 def test_the_addon_has_no_import_cycle():
     graph = addon_import_graph()
     assert {"session.jobs", "bake.job", "registry"} <= graph.keys()  # the graph sees the rooms
-    done, path = set(), []
-
-    def visit(name):
-        if name in path:
-            raise AssertionError(f"import cycle in the add-on: {' -> '.join([*path[path.index(name) :], name])}")
-        if name in done:
-            return
-        path.append(name)
-        for target in sorted(graph[name]):
-            visit(target)
-        path.pop()
-        done.add(name)
-
-    for name in sorted(graph):
-        visit(name)
+    cycle = first_cycle(graph)
+    assert cycle is None, f"import cycle in the add-on: {' -> '.join(cycle)}"
 
 
 def test_the_settings_and_the_registry_import_nothing_of_the_addon():
@@ -307,16 +306,5 @@ def bench_import_graph():
 def test_bench_has_no_import_cycle():
     graph = bench_import_graph()
     assert {"bench.common", "bench.report", "bench.physskin"} <= graph["bench.__main__"]  # the graph sees bench
-    state: dict[str, int] = {}
-
-    def visit(node, stack):
-        state[node] = 1
-        for target in sorted(graph[node]):
-            assert state.get(target) != 1, "bench import cycle: " + " -> ".join([*stack, node, target])
-            if target not in state:
-                visit(target, [*stack, node])
-        state[node] = 2
-
-    for node in sorted(graph):
-        if node not in state:
-            visit(node, [])
+    cycle = first_cycle(graph)
+    assert cycle is None, f"bench import cycle: {' -> '.join(cycle)}"

@@ -104,8 +104,12 @@ def minimize(
     population: int = 0,
     seed: int = 0,
     keep: int = 1,
+    after: Callable[[int, float], bool] | None = None,
 ) -> SearchResult:
-    """Minimise f from x0 for a number of generations; returns the best sample seen and the ``keep`` best."""
+    """Minimise f from x0 for a number of generations; returns the best sample seen and the ``keep`` best.
+
+    after: told (evaluations so far, best value so far) after every generation; False stops the search
+    there (the result then holds the generations done).  It only reads: the samples do not depend on it."""
     es = CMAES(np.asarray(x0, dtype=np.float64), sigma0, population, seed)
     elite, elite_v = np.asarray(x0, dtype=np.float64)[None], np.array([np.inf])
     history = []
@@ -117,6 +121,8 @@ def minimize(
         order = np.argsort(np.concatenate([elite_v, values]), kind="stable")[:keep]
         elite, elite_v = np.concatenate([elite, X])[order], np.concatenate([elite_v, values])[order]
         history.append(float(elite_v[0]))
+        if after is not None and after(len(history) * es.population, float(elite_v[0])) is False:
+            break
     return SearchResult(
-        elite[0].copy(), float(elite_v[0]), np.array(history), generations * es.population, elite, elite_v
+        elite[0].copy(), float(elite_v[0]), np.array(history), len(history) * es.population, elite, elite_v
     )

@@ -13,12 +13,14 @@ found gait depend less on where one search's last bits happen to send it.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ..errors import SkinmodesError
 from .cmaes import minimize
-from .ground import GroundPlane
+from ..contact.ground import GroundPlane
 from .model import LocomotionModel
 from .objective import body_length, jump_objective, locomotion_objective
 from .signal import Sinusoids, actuation_at, decode, parameter_count
@@ -132,6 +134,23 @@ class Gait:
     judged: float | None = None
 
 
+class GaitCancelled(SkinmodesError):
+    """The gait search was stopped by its progress callback; nothing was found (no partial gait is returned:
+    a search cut short would hand back a gait its judge never saw)."""
+
+
+# Told (rollouts done, rollouts planned, best objective J so far; -inf before a finite one) after every
+# CMA-ES generation and after the judge; returning False cancels the search (:class:`GaitCancelled`).
+Progress = Callable[[int, int, float], bool | None]
+
+
+def planned_evaluations(
+    population: int, generations: int, restarts: int, judge_steps: int | None, finalists: int
+) -> int:
+    """Rollouts a search makes: every generation's population, and (with a judge) up to ``finalists`` per restart."""
+    return restarts * generations * population + (restarts * finalists if judge_steps is not None else 0)
+
+
 def restart_seed(seed: int, restart: int) -> int:
     """The generator seed of one restart: restart 0 is ``seed`` itself (a single search is unchanged); the
     others come from a SeedSequence of (seed, restart), so seeds 0, 1, 2 never share a restart's stream."""
@@ -149,6 +168,7 @@ def find_gait(
     restarts: int = 1,
     judge_steps: int | None = None,
     finalists: int = 4,
+    progress: Progress | None = None,
 ) -> Gait:
     """CMA-ES over the sinusoid parameters from a still start (zero amplitudes); same seed, same gait.
 
@@ -156,18 +176,38 @@ def find_gait(
     local optimum is one of several).  judge_steps: when given, every search's ``finalists`` best samples
     are replayed for that many steps and the one with the best J over it is returned: a short search
     rollout cannot see a gait that turns around or stalls later (measured: a quadruped facing 0.97 of the
-    way at 3 s faced backwards at 10 s), so the gait is chosen on the horizon it is judged on."""
+    way at 3 s faced backwards at 10 s), so the gait is chosen on the horizon it is judged on.
+    progress (:data:`Progress`): told after every generation; it only reads, so a search with one finds
+    the same gait bit for bit as without; False from it raises :class:`GaitCancelled`."""
     start = time.perf_counter()
+    population = population or 4 + int(3 * np.log(problem.dimension))  # CMAES's default, to plan with
+    planned = planned_evaluations(population, generations, restarts, judge_steps, finalists)
+    tally = {"done": 0, "best": -np.inf}  # rollouts of the finished restarts; best J of all so far
+
+    def told(done: int, best_value: float) -> bool:
+        best = max(tally["best"], -best_value)
+        if progress is not None and progress(int(tally["done"]) + done, planned, best) is False:
+            return False
+        return True
 
     def cost(x: np.ndarray) -> float:
         J = rollout(problem, problem.sinusoids(x)).objective
         return -J if np.isfinite(J) else np.inf
 
     keep = finalists if judge_steps is not None else 1
-    runs = [
-        minimize(cost, np.zeros(problem.dimension), sigma0, generations, population, restart_seed(seed, r), keep)
-        for r in range(restarts)
-    ]
+    runs = []
+    for r in range(restarts):
+        res = minimize(
+            cost, np.zeros(problem.dimension), sigma0, generations, population, restart_seed(seed, r), keep, told
+        )
+        if len(res.history) < generations:
+            raise GaitCancelled(
+                f"the gait search was cancelled after {tally['done'] + res.evaluations} of "
+                f"{planned} rollouts; nothing was stored"
+            )
+        runs.append(res)
+        tally["done"] += res.evaluations
+        tally["best"] = max(tally["best"], -res.value)
     candidates = [(x, -v) for res in runs for x, v in zip(res.elite, res.elite_values) if np.isfinite(v)]
     evaluations = sum(res.evaluations for res in runs)
     judged = None
@@ -177,6 +217,8 @@ def find_gait(
         evaluations += len(candidates)
         i = int(np.argmax(np.where(np.isfinite(scores), scores, -np.inf)))  # first best: deterministic
         (x, J), judged = candidates[i], float(scores[i])
+        if progress is not None:
+            progress(evaluations, planned, float(tally["best"]))  # the judge is the search's last step
     else:
         best = min(runs, key=lambda res: res.value)  # min is stable: the earliest restart wins a tie
         x, J = best.x, -best.value

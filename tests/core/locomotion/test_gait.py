@@ -15,8 +15,9 @@ import dataclasses
 import numpy as np
 import pytest
 
+from core.errors import SkinmodesError
 from core.locomotion.creatures import RECIPES, Recipe, crawl_report, creature_problem, search_gait
-from core.locomotion.gait import find_gait, restart_seed, rollout
+from core.locomotion.gait import GaitCancelled, find_gait, restart_seed, rollout
 
 from .gaits import FOUND
 
@@ -101,3 +102,31 @@ def test_the_jump_task_scores_the_rise(small):
     assert r.objective == pytest.approx(h.mean() / small.length)
     with pytest.raises(ValueError):
         dataclasses.replace(small, task="fly")
+
+
+def test_progress_is_told_every_generation_and_changes_nothing(small):
+    """A search told to report after each generation finds the same gait bit for bit (exact equality: the
+    callback only reads); it hears (rollouts done, planned, best J so far) once per generation, then the judge."""
+    calls = []
+    kw = dict(generations=2, population=4, seed=3, restarts=2, judge_steps=45, finalists=2)
+    plain = find_gait(small, **kw)
+    told = find_gait(small, **kw, progress=lambda d, p, b: calls.append((d, p, b)))
+    np.testing.assert_array_equal(told.x, plain.x)
+    assert told.objective == plain.objective and told.judged == plain.judged
+    assert [c[0] for c in calls] == [4, 8, 12, 16, plain.evaluations]
+    assert all(c[1] == 2 * 2 * 4 + 2 * 2 for c in calls)
+    best = [c[2] for c in calls]
+    assert np.all(np.diff(best) >= 0.0) and best[-1] == plain.history.max()  # the best never gets worse
+
+
+def test_false_from_progress_cancels_with_one_line(small):
+    calls = []
+
+    def stop_after_three(done, planned, best):
+        calls.append(done)
+        return len(calls) < 3
+
+    with pytest.raises(GaitCancelled, match="cancelled after 12 of 16 rollouts") as info:
+        find_gait(small, generations=2, population=4, seed=3, restarts=2, progress=stop_after_three)
+    assert isinstance(info.value, SkinmodesError) and "\n" not in str(info.value)
+    assert calls == [4, 8, 12]  # it stopped at once: no rollout after the "no"

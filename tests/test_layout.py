@@ -109,7 +109,7 @@ FLOORS = (
     ("errors", "settings", "linalg", "geometry"),
     ("model",),
     ("subspace",),
-    ("dynamics", "io"),
+    ("dynamics", "io", "contact"),
     ("physskin", "posespace", "rotstrain", "locomotion"),
     ("pipeline",),
     ("validation",),

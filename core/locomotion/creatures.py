@@ -19,7 +19,7 @@ from ..geometry.primitives import box_tet_mesh
 from ..geometry.tetmesh import TetMesh, compact_unreferenced
 from ..model.materials import Material
 from .gait import Gait, GaitProblem, find_gait, ground_under, rollout
-from .ground import GroundPlane
+from ..contact.ground import GroundPlane
 from .model import build_locomotion_model
 from .step import StepSettings
 

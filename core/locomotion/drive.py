@@ -25,7 +25,7 @@ from ..errors import SimulationError
 from ..geometry.embedding import Embedding
 from ..geometry.size import character_size
 from .gait import GaitProblem
-from .ground import GroundPlane
+from ..contact.ground import GroundPlane
 from .model import LocomotionModel
 from .signal import Sinusoids, actuation_at
 from .step import State, Stepper, StepSettings, body_rotation, rest_state

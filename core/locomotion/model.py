@@ -21,7 +21,7 @@ from ..model.materials import Material
 from ..subspace.clusters import skinning_clusters
 from .actuation_modes import ActuationModes, vibration_modes
 from .covariance import basis_gradients, covariance_tensor, passive_tensor, target_gradients, target_gram
-from .ground import lowest_band, sample_vertices
+from ..contact.ground import lowest_band, sample_vertices
 from .subspace import SimulationSubspace, simulation_subspace
 
 

@@ -40,7 +40,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from ..errors import SimulationError
-from .ground import ContactStep, GroundContact, GroundPlane
+from ..contact.ground import ContactStep, GroundContact, GroundPlane
 from .model import LocomotionModel
 
 # Relative round-off allowance when checking that an iteration did not raise the energy.

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from core.errors import SimulationError
-from core.locomotion.ground import GroundPlane
+from core.contact.ground import GroundPlane
 from core.locomotion.step import (
     Stepper,
     StepSettings,

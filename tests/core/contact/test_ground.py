@@ -1,9 +1,9 @@
-"""Ground contact pieces (core/locomotion/ground.py)."""
+"""Ground contact pieces (core/contact/ground.py), shared by locomotion and the jiggle."""
 
 import numpy as np
 from scipy.optimize import minimize
 
-from core.locomotion.ground import (
+from core.contact.ground import (
     GroundContact,
     GroundPlane,
     ground_frame,

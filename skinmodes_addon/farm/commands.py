@@ -4,7 +4,9 @@ and what ``prepare`` (a Prepare task: the character into the cache, nothing save
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -17,6 +19,7 @@ from ..core.io.cache_names import NAME_DIGITS, model_cache_file
 from ..props import scene_of, settings
 from ..session.cache_paths import cache_folder
 from ..session.session import build_session
+from .flamenco import JOB_TYPE_FILE, flamenco_job
 from .reports import merge_reports
 from .shots import read_shots
 from .template import bake_rounds, characters, job_template, parameter_values
@@ -32,7 +35,11 @@ def add_commands(sub: Any, frames: Callable[[str], tuple[int, int]]) -> None:
         "farm", help="write an Open Job Description bundle: prepare each character once, bake every shot"
     )
     f.add_argument("shots", nargs="+", help=".blend files, or folders of them")
-    f.add_argument("--out", required=True, help="the bundle folder to write (template.yaml, parameter_values.yaml)")
+    f.add_argument(
+        "--out",
+        required=True,
+        help="the bundle folder to write (template.yaml, parameter_values.yaml, flamenco_job.json)",
+    )
     f.add_argument(
         "--object", dest="objects", action="append", help="bake this object (repeat; default: every skinned mesh)"
     )
@@ -65,6 +72,9 @@ def write_bundle(args: argparse.Namespace) -> dict[str, object]:
         values.write_text(yaml_text(parameter_values(cache, args.blender)), encoding="utf-8")
         local = out / "openjd_parameters.yaml"
         local.write_text(yaml_text({"CacheDir": cache, "Blender": args.blender}), encoding="utf-8")
+        flamenco = out / "flamenco_job.json"  # the same job for Flamenco: its job type file beside it
+        flamenco.write_text(json.dumps(flamenco_job(tasks, cache, args.blender, args.frames), indent=2), "utf-8")
+        shutil.copyfile(JOB_TYPE_FILE, out / JOB_TYPE_FILE.name)
     except OSError as exc:
         raise SkinmodesError(f"cannot write the bundle in {out} ({exc.strerror or exc})") from exc
     return {
@@ -72,6 +82,7 @@ def write_bundle(args: argparse.Namespace) -> dict[str, object]:
         "template": str(template),
         "parameter_values": str(values),
         "run_locally": f"openjd run {template} -p file://{local}",
+        "flamenco_job": str(flamenco),
         "cache_dir": cache,
         "shots": len({t.shot for t in tasks}),
         "characters": {t.character[:NAME_DIGITS]: f"{Path(t.shot).name}:{t.object}" for t in characters(tasks)},

@@ -54,6 +54,8 @@ def test_a_farm_job_prepares_each_character_once_and_bakes_as_the_desk_does(
     summary = json.loads(out.stdout)
     assert (summary["shots"], summary["prepare_tasks"], summary["bake_tasks"], summary["bake_steps"]) == (3, 2, 4, 2)
     assert sorted(summary["characters"].values()) == ["s1.blend:Creature", "s2.blend:Blob"]
+    flamenco = json.loads(Path(summary["flamenco_job"]).read_text())  # the same job for Flamenco (test_flamenco)
+    assert flamenco["settings"]["cache_dir"] == str(cache) and (bundle / "skinmodes_bake.js").is_file()
     template = bundle / "template.yaml"
     check = openjd("check", str(template))
     assert check.returncode == 0 and "passes validation" in check.stdout, check.stdout + check.stderr

@@ -1,7 +1,7 @@
 """From a skinned character to secondary motion per frame: preparing it, the drive that moves it,
 the frame loop (FrameSimulation) and its guards."""
 
-from .drives import character_drive, rotstrain_drive
+from .drives import character_drive, locomotion_drive, rotstrain_drive
 from .frames import CHECKPOINT, STATE_BUDGET, ControlFrames, FrameSimulation, RigFrames, check_frame_range
 from .guards import CUT_RATIO, CUT_WINDOW, GUARD_PROBES, JUMP_WARNING, OFFSET_WARNING, frame_ranges, guard_probes
 from .poses import (
@@ -50,6 +50,7 @@ __all__ = [
     "frame_ranges",
     "guard_probes",
     "interpolate_mask_to_tets",
+    "locomotion_drive",
     "physical_scale",
     "pose_contacts",
     "prepare_character",

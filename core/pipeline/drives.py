@@ -10,6 +10,8 @@ import numpy as np
 
 from ..dynamics.drive import Drive, RigDrive
 from ..errors import SimulationError
+from ..locomotion.drive import LocomotionDrive
+from ..locomotion.stored import StoredGait
 from ..physskin.drive import PhysicsSkinDrive
 from ..posespace.drive import PoseSpaceDrive
 from ..rotstrain.drive import RotStrainDrive, RSBody, RSDriveState
@@ -41,7 +43,7 @@ def character_drive(
     probes = guard_probes(model.X)
     if solver.physics_skin:
         notes = [] if posespace is None else [POSES_UNUSED]
-        physics = prepared.physics_rig(solver.pin_depth)
+        physics = prepared.physics_rig(solver.pin_depth, solver.pin_rigid)
         emb, T, keep = prepared.embedding, prepared.mesh.T, prepared.keep
         drive = PhysicsSkinDrive(
             model, settings, rig, prepared.reconstructor, probes, physics, emb, T, keep, solver.secondary_motion
@@ -78,3 +80,21 @@ def rotstrain_drive(
         body, rig, prepared.embedding, prepared.keep, probes, h, solver.iterations, ratio, solver.tolerance
     )  # annotated so that mypy proves it is a Drive
     return cast(RotStrainDrive, drive)
+
+
+def locomotion_drive(
+    prepared: PreparedCharacter, solver: SolverSettings, gait: StoredGait, start: int, name: str = "the character"
+) -> LocomotionDrive:
+    """A stored gait (:mod:`core.locomotion.stored`) played on a prepared mesh without an armature, from frame
+    ``start`` (the first simulated frame: time 0 of the gait).
+
+    Refused in one line when the gait was found on another tet mesh or at another solver step (frame rate
+    and sub-steps).  The locomotion model is rebuilt from the prepared tet mesh and the gait's settings
+    (seconds at tens of thousands of vertices); the render vertices follow through the prepared embedding.
+    """
+    gait.check_mesh(prepared.mesh, name)
+    problem = gait.problem(prepared.mesh, steps=1)  # the drive steps as the frame loop asks
+    probes = guard_probes(prepared.mesh.X)
+    T, emb = prepared.mesh.T, prepared.embedding
+    sinusoids = problem.sinusoids(gait.x)
+    return LocomotionDrive.from_problem(problem, sinusoids, T, emb, probes, solver.fps, solver.substeps, start)

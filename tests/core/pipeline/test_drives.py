@@ -61,3 +61,44 @@ def test_rotation_strain_moves_a_one_bone_object_and_refuses_a_rig_of_bones(prep
     )
     assert max(np.abs(still.offsets(f)).max() for f in range(1, 7)) < 1e-12 * still.size
     assert rotstrain_drive(obj, SolverSettings(stiffness_mode="physical"), whip, 4).kappa_ratio == 1.0
+
+
+def test_a_stored_gait_drives_a_boneless_mesh_through_the_frame_loop(tmp_path):
+    """A gait found for a prepared mesh without bones plays in FrameSimulation exactly as its own rollout
+    (1e-12: the same Stepper fed the same floats, module doc of core/locomotion/drive.py); the gait's JSON
+    plays the same; another mesh or another frame rate is refused in one line."""
+    from core.errors import SimulationError
+    from core.geometry.tetmesh import boundary_faces, compact_unreferenced
+    from core.locomotion.creatures import quadruped
+    from core.locomotion.drive import LocomotionDrive
+    from core.locomotion.gait import rollout
+    from core.locomotion.stored import GaitSettings, StoredGait, search
+    from core.model.rig import rig_parameters
+    from core.pipeline import CharacterInput, SubspaceSettings, locomotion_drive, prepare_character
+
+    mesh = quadruped(cell=0.1)
+    V, F, _ = compact_unreferenced(mesh.X, boundary_faces(mesh.T))
+    character = CharacterInput(rest=V, faces=F, bone_weights=np.ones((len(V), 1)))
+    prepared = prepare_character(character, SubspaceSettings(modes=4, clusters=8), tets=(mesh.X, mesh.T))
+    settings = GaitSettings(dt=1 / 30, rollout_s=1.0, judge_s=0.0, generations=2, population=4, restarts=1)
+    gait = StoredGait.from_json(search(prepared.mesh, settings).to_json())
+    solver = SolverSettings(fps=15, substeps=2, preroll=0, stiffness_mode="physical")
+    drive = locomotion_drive(prepared, solver, gait, 1)
+    assert isinstance(drive, LocomotionDrive)
+    still = rig_parameters(np.eye(4)[None, :3])
+    sim = FrameSimulation(prepared, solver, 1, 8, lambda f: still, drive=drive)
+    problem = gait.problem(prepared.mesh, steps=14)
+    r = rollout(problem, problem.sinusoids(gait.x), record=True)
+    for f in (1, 4, 8):
+        np.testing.assert_allclose(sim.state(f).z, r.Z[2 * (f - 1)], rtol=0, atol=1e-12)
+    with pytest.raises(SimulationError, match="frame rate"):
+        locomotion_drive(prepared, SolverSettings(fps=24, substeps=2), gait, 1)
+    other = quadruped(cell=0.09)
+    W, G, _ = compact_unreferenced(other.X, boundary_faces(other.T))
+    moved = prepare_character(
+        CharacterInput(rest=W, faces=G, bone_weights=np.ones((len(W), 1))),
+        SubspaceSettings(modes=4, clusters=8),
+        tets=(other.X, other.T),
+    )
+    with pytest.raises(SimulationError, match="another mesh"):
+        locomotion_drive(moved, solver, gait, 1, "'Blob'")

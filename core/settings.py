@@ -533,6 +533,15 @@ SETTINGS: tuple[Setting, ...] = (
         minimum=0.05,
         maximum=0.95,
     ),
+    Setting(
+        "pin_rigid",
+        "Pin Rigidly Bound",
+        "Vertices weighted to one bone alone follow it rigidly wherever they lie (faster and stiffer); "
+        "off, only Pin Depth pins them, so a soft part bound to one bone can bulge and sag",
+        True,
+        "physics",
+        "solver",
+    ),
     # Output -----------------------------------------------------------------
     Setting(
         "output",

@@ -161,6 +161,7 @@ class SKINMODES_PT_physics(_Panel, bpy.types.Panel):
         col.active = s.physics_skin
         col.prop(s, "secondary_motion")
         col.prop(s, "pin_depth", slider=True)
+        col.prop(s, "pin_rigid")
         if s.physics_skin and not s.secondary_motion:
             col.label(text="Bakes the physics skin alone (a deformer)", icon="INFO")
 

@@ -67,7 +67,13 @@ def surface_depth(X: np.ndarray, T: np.ndarray) -> np.ndarray:
 
 
 def choose_pins(
-    X: np.ndarray, T: np.ndarray, weights: np.ndarray, heads: np.ndarray, tails: np.ndarray, depth: float
+    X: np.ndarray,
+    T: np.ndarray,
+    weights: np.ndarray,
+    heads: np.ndarray,
+    tails: np.ndarray,
+    depth: float,
+    rigid: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Pinned vertices (p,) and their bones (p,) for a skinned tet mesh.
 
@@ -78,7 +84,9 @@ def choose_pins(
     d_bone <= depth * (d_bone + d_surface), and it is bound to that bone alone
     (its weight at least :data:`PIN_WEIGHT` of the bone's largest).  A vertex bound
     to its bone alone (weight at least :data:`RIGID_WEIGHT`) is pinned wherever it
-    lies: rigidly bound parts stay rigid.  The rule is
+    lies when ``rigid`` (the Pin Rigidly Bound setting): rigidly bound parts stay rigid.
+    Without it such a vertex is pinned by depth alone, so a soft region bound to one
+    bone (a belly, a cheek) is solved: it can bulge and respond to forces.  The rule is
     scale-free (a character imported at 100x pins the same vertices), pins a thick
     thigh and a thin finger alike, and leaves the skin and the joints, where the
     weights blend, to the solve.  Vertices of a segment-less bone are pinned by
@@ -111,7 +119,9 @@ def choose_pins(
     # energy: the head's skin left its bone by 6.7 % of the body diagonal (render
     # vertices, over the walk); with it, the largest correction is 1.2 %, at a blended
     # joint.  CesiumMan's bent elbow is unchanged to 0.01 % (volume kept).
-    pinned = (alone & (~on_segment | (d_bone <= depth * (d_bone + d_surface)))) | (heaviest >= RIGID_WEIGHT)
+    pinned = alone & (~on_segment | (d_bone <= depth * (d_bone + d_surface)))
+    if rigid:
+        pinned |= heaviest >= RIGID_WEIGHT
     # A bone whose flesh got no pin (a bone outside the mesh, a thin part): its closest
     # vertex among those bound to it alone.
     for k in np.setdiff1d(np.unique(bone), np.unique(bone[pinned])):  # loop over bones, not vertices

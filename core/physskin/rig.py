@@ -31,6 +31,7 @@ import numpy as np
 
 from ..geometry.embedding import Embedding, interpolate
 from ..geometry.tetmesh import TetMesh
+from ..model.fem import lumped_mass
 from ..model.rig import lbs_basis, normalize_weights, rig_matrix
 from .assignment import choose_pins
 from .rotations import blended_rotations
@@ -63,6 +64,7 @@ class PhysicsRig:
     basis: np.ndarray = field(repr=False)
     tolerance: float = TOLERANCE
     volume_steps: int = VOLUME_STEPS
+    force: np.ndarray | None = field(default=None, repr=False)  # (n, 3) newtons on the tet vertices, or None
 
     @classmethod
     def build(
@@ -75,11 +77,14 @@ class PhysicsRig:
         lam: np.ndarray,
         pin_depth: float,
         tolerance: float = TOLERANCE,
+        pin_rigid: bool = True,
     ) -> PhysicsRig:
         """mesh (n vertices, t tets); weights (n, b); heads, tails (b, 3) rest segments (NaN: none);
-        mu, lam (t,) Lamé parameters; pin_depth in (0, 1): see :func:`assignment.choose_pins`."""
+        mu, lam (t,) Lamé parameters; pin_depth in (0, 1) and pin_rigid (pin every vertex bound to
+        one bone alone): see :func:`assignment.choose_pins`."""
         W = normalize_weights(np.asarray(weights, dtype=np.float64))
-        pins, pin_bone = choose_pins(mesh.X, mesh.T, W, np.asarray(heads, float), np.asarray(tails, float), pin_depth)
+        heads, tails = np.asarray(heads, float), np.asarray(tails, float)
+        pins, pin_bone = choose_pins(mesh.X, mesh.T, W, heads, tails, pin_depth, pin_rigid)
         skin = PhysicsSkin.build(mesh, mu, lam, pins, pin_bone)
         return cls(skin, W, W[mesh.T].mean(axis=1), lbs_basis(W, mesh.X), tolerance)
 
@@ -87,12 +92,21 @@ class PhysicsRig:
     def mesh(self) -> TetMesh:
         return self.skin.mesh
 
+    def set_gravity(self, acceleration: np.ndarray | None, density: np.ndarray | float) -> None:
+        """Gravity on the flesh: force = lumped mass (density (t,) or scalar, kg/m^3) times acceleration
+        (3,) m/s^2 in the mesh's frame; None turns it off.  Pinned vertices follow their bones regardless."""
+        if acceleration is None:
+            self.force = None
+            return
+        m = lumped_mass(self.mesh, density)
+        self.force = m[:, None] * np.asarray(acceleration, dtype=np.float64)[None, :]
+
     def positions(self, p: np.ndarray) -> np.ndarray:
         """Physics-skinned tet positions (n, 3) for rig parameters p (12 b,); a function of p alone."""
         transforms = np.asarray(p, dtype=np.float64).reshape(-1, 3, 4)
         R = blended_rotations(transforms, self.tet_weights)
         if self.skin.prefactored:  # ARAP: no volume term to correct
-            return self.skin.positions(transforms, R, tolerance=self.tolerance)
+            return self.skin.positions(transforms, R, self.force, tolerance=self.tolerance)
         # The volume step starts from the ARAP answer (one back-substitution), not from the seed's
         # co-rotational solve with the linearised volume term (about 20 preconditioned iterations,
         # ``skin.positions``, the bench's "cold" variant).  Measured on the 2,673-vertex limb, ARAP +
@@ -105,12 +119,12 @@ class PhysicsRig:
         # frame's positions are the same bits whether it is baked in order or scrubbed to (a start
         # carried over from another frame would change the answer within VOLUME_TOLERANCE, not to
         # round-off).  The speed comes from inside the frame (``volume_solve``'s line search).
-        x = self.skin.arap_positions(transforms, R)
+        x = self.skin.arap_positions(transforms, R, self.force)
+        targets = self.skin.pin_targets(transforms) if self.skin.soft else None
         # The steps are corrections: looser than the linear solve by 1e3 (STEP_TOLERANCE at its
         # default), and as much tighter as a caller asks the rig to be (the invariance tests).
-        return self.skin.volume_solve(
-            R, x, VOLUME_TOLERANCE, self.volume_steps, min(STEP_TOLERANCE, self.tolerance * 1e3)
-        )
+        step_tolerance = min(STEP_TOLERANCE, self.tolerance * 1e3)
+        return self.skin.volume_solve(R, x, VOLUME_TOLERANCE, self.volume_steps, step_tolerance, self.force, targets)
 
     def lbs(self, p: np.ndarray) -> np.ndarray:
         """Linear-blend-skinned tet positions (n, 3) for rig parameters p (12 b,)."""

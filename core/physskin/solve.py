@@ -182,39 +182,62 @@ class PhysicsSkin:
     Ls_ff: sp.csr_matrix = field(default=None, repr=False)  # type: ignore[assignment]
     Ls_fp: sp.csr_matrix = field(default=None, repr=False)  # type: ignore[assignment]
     pattern: FreePattern = field(default=None, repr=False)  # type: ignore[assignment]
+    # Soft pins (the seed's C(x) = k/2 ||P x - x_p||^2, §3): stiffness (p,) per pin, None for hard pins.
+    # Soft pins stay unknowns: their springs add k to the Laplacian's diagonal (still one scalar
+    # factor) and k x_p to the right-hand side, which Ls_fp = -k P^T carries as the hard pins' block does.
+    pin_stiffness: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         fv = self.free_vertices
         rows = self.Ls[fv]
-        self.Ls_ff = sp.csr_matrix(rows[:, fv])
-        self.Ls_fp = sp.csr_matrix(rows[:, self.pins])
+        if self.pin_stiffness is None:
+            self.Ls_ff = sp.csr_matrix(rows[:, fv])
+            self.Ls_fp = sp.csr_matrix(rows[:, self.pins])
+        else:
+            self.Ls_ff = soft_pinned(self.Ls, self.pins, self.pin_stiffness)
+            p = len(self.pins)
+            self.Ls_fp = sp.csr_matrix((-self.pin_stiffness, (self.pins, np.arange(p))), shape=(self.mesh.n, p))
         self.pattern = FreePattern.of(self.mesh, self.free)
 
     @classmethod
     def build(
-        cls, mesh: TetMesh, mu: np.ndarray, lam: np.ndarray, pins: np.ndarray, pin_bone: np.ndarray
+        cls,
+        mesh: TetMesh,
+        mu: np.ndarray,
+        lam: np.ndarray,
+        pins: np.ndarray,
+        pin_bone: np.ndarray,
+        soft_pins: float | None = None,
     ) -> PhysicsSkin:
+        """soft_pins: None for hard pins; else each pin is a spring of stiffness soft_pins times its
+        vertex's diagonal of the Laplacian weighted by 2 mu (scale-free: a ratio to the flesh around it)."""
         mu = np.broadcast_to(np.asarray(mu, dtype=np.float64), (mesh.t,))
         lam = np.broadcast_to(np.asarray(lam, dtype=np.float64), (mesh.t,))
         pins = np.asarray(pins, dtype=np.int64)
         if len(pins) == 0:
             raise ValueError("physics skinning needs at least one pinned vertex")
-        fixed = (3 * pins[:, None] + np.arange(3)).ravel()
-        free_vertices = np.setdiff1d(np.arange(mesh.n), pins)
-        free = (3 * free_vertices[:, None] + np.arange(3)).ravel()
         Ls = scalar_laplacian(mesh, 2.0 * mu)
+        k = None if soft_pins is None else float(soft_pins) * Ls.diagonal()[pins]
+        fixed = (3 * pins[:, None] + np.arange(3)).ravel() if k is None else np.zeros(0, dtype=np.int64)
+        free_vertices = np.setdiff1d(np.arange(mesh.n), pins) if k is None else np.arange(mesh.n)
+        free = (3 * free_vertices[:, None] + np.arange(3)).ravel()
         coords = mesh.X[free_vertices]
-        factor = factorize_spd(Ls[free_vertices][:, free_vertices], coords)
+        factor = factorize_spd(_free_block(Ls, free_vertices, pins, k), coords)
         precondition = None
         if np.any(lam != 0.0):
             # The volume term stiffens compression by about lam / (2 mu) over shear; a
             # Laplacian weighted by 2 mu + lam balances the two halves of the spectrum.
             Lp = scalar_laplacian(mesh, 2.0 * mu + lam)
-            precondition = factorize_spd(Lp[free_vertices][:, free_vertices], coords)
+            precondition = factorize_spd(_free_block(Lp, free_vertices, pins, k), coords)
         return cls(
             mesh, mu, lam, pins, np.asarray(pin_bone, dtype=np.int64), deformation_gradient_operator(mesh),
-            free_vertices, free, fixed, Ls, factor, precondition,
+            free_vertices, free, fixed, Ls, factor, precondition, pin_stiffness=k,
         )  # fmt: skip
+
+    @property
+    def soft(self) -> bool:
+        """Whether the pins are springs (the seed's soft pins) rather than constraints."""
+        return self.pin_stiffness is not None
 
     @property
     def prefactored(self) -> bool:
@@ -259,7 +282,7 @@ class PhysicsSkin:
         g = divergence_rows(self.mesh, R)
         D = self.pattern.matrix(g)
         # b = (rhs - A u)[free] with u nonzero at the pins only: D u from the entries, not a matrix.
-        Du = np.einsum("tai,tai->t", g, u[self.mesh.T], optimize=True)
+        Du = np.zeros(self.mesh.t) if self.soft else np.einsum("tai,tai->t", g, u[self.mesh.T], optimize=True)
         b = rhs[fv] - self.Ls_fp @ u[self.pins] - self._volume_term(D, Du)
         if guess is None:
             # This frame's ARAP answer (one scalar back-substitution): it moves with the
@@ -275,14 +298,15 @@ class PhysicsSkin:
         """D^T diag(V lam) y on the free dofs (n - p, 3), for y (t,) and D restricted to them."""
         return (D.T @ (self.mesh.volumes * self.lam * y)).reshape(-1, 3)
 
-    def arap_positions(self, transforms: np.ndarray, R: np.ndarray) -> np.ndarray:
+    def arap_positions(self, transforms: np.ndarray, R: np.ndarray, force: np.ndarray | None = None) -> np.ndarray:
         """The ARAP part's minimiser (n, 3): the volume term left out, one scalar back-substitution.
 
         The start of the co-rotational iterations and of the shipped volume step (see ``rig.py``).
+        force: an applied force (n, 3) in newtons, or None.
         """
         u = np.zeros((self.mesh.n, 3))  # the pins' displacements only: the full system's right-hand side is not needed
         u[self.pins] = self.pin_targets(transforms) - self.mesh.X[self.pins]
-        u[self.free_vertices] = self._arap_start(u, R)
+        u[self.free_vertices] = self._arap_start(u, R, force)
         return self.mesh.X + u
 
     def _arap_start(self, u: np.ndarray, R: np.ndarray, force: np.ndarray | None = None) -> np.ndarray:
@@ -302,7 +326,12 @@ class PhysicsSkin:
         return apply
 
     def volume_step(
-        self, R: np.ndarray, x: np.ndarray, tolerance: float = TOLERANCE, F: np.ndarray | None = None
+        self,
+        R: np.ndarray,
+        x: np.ndarray,
+        tolerance: float = TOLERANCE,
+        F: np.ndarray | None = None,
+        load: np.ndarray | None = None,
     ) -> np.ndarray:
         """One Gauss-Newton step (n, 3 positions) from x (n, 3) on the exact-volume energy, pins held.
 
@@ -314,11 +343,13 @@ class PhysicsSkin:
         Where every tet is within round-off of its rotation (the rest pose, a rigid
         motion of the whole rig) x is returned unchanged, so those stay exact.
         F: K x (9 t,) when the caller has it already (``volume_solve``'s line search).
+        load: the gradient (n, 3) of the energy's other terms at x (soft pins' springs, minus
+        an applied force: :meth:`external`), or None.
         """
         mesh, fv = self.mesh, self.free_vertices
         Fk = self.K @ np.asarray(x, dtype=np.float64).reshape(-1) if F is None else F  # (9 t,), row-major per tet
         strain = Fk.reshape(-1, 9) - R.reshape(-1, 9)
-        if np.abs(strain).max() <= RIGID:
+        if np.abs(strain).max() <= RIGID and (load is None or not np.any(load[fv])):
             self.last_iterations = 0
             return np.array(x, dtype=np.float64)
         F9 = np.ascontiguousarray(Fk.reshape(-1, 9).T)  # (9, t): the layout of polar.cofactors
@@ -327,6 +358,8 @@ class PhysicsSkin:
         D = self.pattern.matrix(divergence_rows(mesh, np.ascontiguousarray(C.T).reshape(-1, 3, 3)))
         shear = (2.0 * mesh.volumes * self.mu)[:, None] * strain
         grad = (self.K.T @ shear.ravel()).reshape(-1, 3)[fv] + self._volume_term(D, J - 1.0)
+        if load is not None:
+            grad = grad + load[fv]
         precondition = self.precondition.solve if self.precondition is not None else self.factor.solve
         d, self.last_iterations = conjugate_gradients(
             self._product(D), -grad, precondition, np.zeros((len(fv), 3)), tolerance
@@ -350,8 +383,34 @@ class PhysicsSkin:
         J = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
         return float(self.mesh.volumes @ (self.mu * shear + 0.5 * self.lam * (J - 1.0) ** 2)), J
 
+    def external(
+        self, x: np.ndarray, force: np.ndarray | None, targets: np.ndarray | None
+    ) -> tuple[float, np.ndarray | None]:
+        """(energy, gradient (n, 3)) of the terms besides the elastic energy at x (n, 3): -f . (x - X)
+        for a force f (n, 3), and the soft pins' springs k/2 |x_p - t_p|^2 toward targets t (p, 3).
+        (0.0, None) when there are none, so the hard-pinned, unforced solve is unchanged to the bit."""
+        if force is None and (targets is None or not self.soft):
+            return 0.0, None
+        energy, grad = 0.0, np.zeros((self.mesh.n, 3))
+        if force is not None:
+            f = np.reshape(force, (-1, 3))
+            energy -= float(np.vdot(f, x - self.mesh.X))
+            grad -= f
+        if targets is not None and self.soft:
+            d = x[self.pins] - targets
+            energy += 0.5 * float(self.pin_stiffness @ np.einsum("pi,pi->p", d, d))
+            grad[self.pins] += self.pin_stiffness[:, None] * d
+        return energy, grad
+
     def volume_solve(
-        self, R: np.ndarray, x: np.ndarray, tolerance: float, steps: int, step_tolerance: float = TOLERANCE
+        self,
+        R: np.ndarray,
+        x: np.ndarray,
+        tolerance: float,
+        steps: int,
+        step_tolerance: float = TOLERANCE,
+        force: np.ndarray | None = None,
+        targets: np.ndarray | None = None,
     ) -> np.ndarray:
         """Gauss-Newton steps (``volume_step``) with a backtracking line search on ``exact_energy``.
 
@@ -370,6 +429,8 @@ class PhysicsSkin:
         is kept for the next step's linearisation: one K x and one closed-form
         determinant per trial (measured: a fifth of a frame before, with
         np.linalg.det and a separate signed-volume pass).
+
+        force (n, 3) and targets (p, 3), the soft pins' targets: see :meth:`external`.
         """
         x = np.array(x, dtype=np.float64)
         fv = self.free_vertices
@@ -377,10 +438,12 @@ class PhysicsSkin:
         size = 2.0 * float(np.sqrt(np.max(np.sum((X - X.mean(axis=0)) ** 2, axis=1))))  # rotation-invariant
         F = self.K @ x.reshape(-1)
         energy, J = self._energy(R, F)
+        outside, load = self.external(x, force, targets)
+        energy += outside
         inverted = J <= 0.0
         self.last_steps = 0
         for _ in range(steps):
-            d = self.volume_step(R, x, step_tolerance, F=F)[fv] - x[fv]
+            d = self.volume_step(R, x, step_tolerance, F=F, load=load)[fv] - x[fv]
             move = float(np.sqrt(np.mean(np.sum(d * d, axis=1)))) if len(d) else 0.0
             if move == 0.0:
                 break
@@ -390,12 +453,14 @@ class PhysicsSkin:
                 trial[fv] += alpha * d
                 F_trial = self.K @ trial.reshape(-1)
                 e, J = self._energy(R, F_trial)
+                outside, load_trial = self.external(trial, force, targets)
+                e += outside
                 if e < energy and not np.any((J <= 0.0) & ~inverted):
                     break
                 alpha *= 0.5
             else:
                 break  # no decrease without a new inversion: keep the best there is
-            x, energy, F = trial, e, F_trial
+            x, energy, F, load = trial, e, F_trial, load_trial
             self.last_steps += 1
             if alpha * move <= tolerance * size:
                 break
@@ -424,6 +489,19 @@ class PhysicsSkin:
         u, rhs = self._system(transforms, R, force)
         sol = spla.spsolve(M, np.concatenate([rhs.reshape(-1), u[self.pins].reshape(-1)]))
         return self.mesh.X + sol[:n3].reshape(-1, 3)
+
+
+def soft_pinned(L: sp.csr_matrix, pins: np.ndarray, k: np.ndarray) -> sp.csr_matrix:
+    """L + diag(k) on the pins (n x n): a scalar Laplacian with the soft pins' springs, k (p,)."""
+    spring = np.zeros(L.shape[0])
+    spring[pins] = k
+    return sp.csr_matrix(L + sp.diags(spring))
+
+
+def _free_block(L: sp.csr_matrix, free_vertices: np.ndarray, pins: np.ndarray, k: np.ndarray | None) -> sp.csr_matrix:
+    """The matrix a scalar Laplacian L (n x n) gives the unknowns: its free block (hard pins), or L
+    with the springs k (p,) on its diagonal (soft pins, every vertex an unknown)."""
+    return L[free_vertices][:, free_vertices] if k is None else soft_pinned(L, pins, k)
 
 
 def conjugate_gradients(apply, b: np.ndarray, precondition, x0: np.ndarray, tolerance: float) -> tuple[np.ndarray, int]:  # type: ignore[no-untyped-def]

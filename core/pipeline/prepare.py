@@ -160,6 +160,7 @@ class SolverSettings:
     physics_skin: bool = bool(core_default("physics_skin"))
     secondary_motion: bool = bool(core_default("secondary_motion"))
     pin_depth: float = float(core_default("pin_depth"))
+    pin_rigid: bool = bool(core_default("pin_rigid"))
     amount: float = float(core_default("amount"))
 
     def simulation(self) -> SimulationSettings:
@@ -195,7 +196,7 @@ class PreparedCharacter:
     posespace: PoseSpaceCharacter | None = field(default=None, repr=False)  # training poses' modes, if any
     leak_mask: np.ndarray | None = field(default=None, repr=False)  # (n,) the mask f the leak came from
     _omega0: dict[bool, float] = field(default_factory=dict, repr=False)
-    _physics: dict[float, PhysicsRig] = field(default_factory=dict, repr=False)
+    _physics: dict[tuple[float, bool], PhysicsRig] = field(default_factory=dict, repr=False)
 
     def slowest_frequency(self, arap: bool) -> float:
         """The model's slowest angular frequency (rad/s) as built, for ARAP or co-rotational; computed once."""
@@ -203,22 +204,24 @@ class PreparedCharacter:
             self._omega0[arap] = float(natural_frequencies(self.model, arap)[0])
         return self._omega0[arap]
 
-    def physics_rig(self, pin_depth: float) -> PhysicsRig:
-        """The character's physics skin (Song et al.), built once per pin depth.
+    def physics_rig(self, pin_depth: float, pin_rigid: bool = True) -> PhysicsRig:
+        """The character's physics skin (Song et al.), built once per pin choice (depth, rigid rule).
 
         Bones without a segment (a character read without its armature's bones)
         pin only their heaviest vertex each: the solve still runs, on fewer pins.
         """
-        if pin_depth not in self._physics:
+        key = (pin_depth, pin_rigid)
+        if key not in self._physics:
             b = self.tet_bone_weights.shape[1]
             heads, tails = self.segments if self.segments is not None else (np.full((b, 3), np.nan),) * 2
             if heads.shape != (b, 3) or tails.shape != (b, 3):
                 raise RigError(f"bone segments must have shape ({b}, 3), one per weight column, got {heads.shape}")
             self._physics.clear()  # one at a time: each holds a factorisation
-            self._physics[pin_depth] = PhysicsRig.build(
-                self.mesh, self.tet_bone_weights, heads, tails, self.material.mu, self.material.lam, pin_depth
+            m = self.material
+            self._physics[key] = PhysicsRig.build(
+                self.mesh, self.tet_bone_weights, heads, tails, m.mu, m.lam, pin_depth, pin_rigid=pin_rigid
             )
-        return self._physics[pin_depth]
+        return self._physics[key]
 
 
 def _extend_mask(X: np.ndarray, T: np.ndarray, inp: CharacterInput, mask: np.ndarray | None) -> np.ndarray | None:

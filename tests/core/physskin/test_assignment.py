@@ -136,3 +136,20 @@ def test_vertices_bound_to_one_bone_alone_are_pinned_wherever_they_lie():
     assert len(skin) > 0 and np.isin(skin, pins).all()  # the skin of a rigid part too
     band = np.flatnonzero(W.min(axis=1) > 0.1)
     assert len(band) > 0 and not np.isin(band, pins).any()
+
+
+def test_without_the_rigid_rule_only_depth_pins_rigidly_bound_vertices():
+    """Pin Rigidly Bound off: a rigidly bound block pins its inner flesh only, so its skin is solved;
+    the pins are a subset of the default's (exact sets)."""
+    from core.model.rigid import RIGID_WEIGHT
+    from core.validation.scenes import chain_weights
+
+    X, T = bar_scene(4.0, 1.0, 4, bones=2).mesh.X, bar_scene(4.0, 1.0, 4, bones=2).mesh.T
+    W = chain_weights(X, np.array([1.5, 2.5]))
+    on, _ = choose_pins(X, T, W, HEADS, TAILS, 0.3)
+    off, bones = choose_pins(X, T, W, HEADS, TAILS, 0.3, rigid=False)
+    assert np.isin(off, on).all() and len(off) < len(on)
+    off_bone = segment_distances(X, HEADS, TAILS).min(axis=1) > 0.0  # the bar's end caps touch the bones
+    rigid_skin = np.flatnonzero((W.max(axis=1) >= RIGID_WEIGHT) & (surface_depth(X, T) == 0.0) & off_bone)
+    assert len(rigid_skin) > 0 and not np.isin(rigid_skin, off).any()
+    assert (np.bincount(bones, minlength=2) >= 1).all()  # every bone still pins its core

@@ -11,6 +11,7 @@ from ..core.dynamics.simulator import uses_arap as simulator_uses_arap
 from ..core.errors import MeshError, SubspaceError
 from ..core.pipeline import PreparedCharacter, SolverSettings, prepare_character, prepare_pose_space
 from ..registry import PREPARED_ONLY
+from ..threads import one_blas_thread
 from .prepared import check_prepared, check_unchanged
 from .request import SessionRequest
 
@@ -20,7 +21,22 @@ def prepare(
     progress: Callable[[str, float], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
 ) -> PreparedCharacter:
-    """Mesh, volume weights, modes, clusters, products and embedding (or the cache's): no bpy, any thread."""
+    """Mesh, volume weights, modes, clusters, products and embedding (or the cache's): no bpy, any thread.
+
+    On one BLAS thread, as the simulation: ARPACK's and the dense products' sums split across threads
+    round differently with their count, so a model prepared on the machine's thread count differed in
+    the last bits between a desk and a farm node (or a command line run with OPENBLAS_NUM_THREADS=1).
+    """
+    with one_blas_thread():
+        return _prepare(request, progress, cancelled)
+
+
+def _prepare(
+    request: SessionRequest,
+    progress: Callable[[str, float], None] | None,
+    cancelled: Callable[[], bool] | None,
+) -> PreparedCharacter:
+    """:func:`prepare`'s work, on whatever BLAS threads the caller set."""
     # The character's stages take the first 92 % of the time; the slowest frequency (a dense
     # eigenproblem, up to ~2 s on 2 cores) the rest.  It is found here, off the main thread,
     # because the panel and the first simulated frame both ask for it.

@@ -3,6 +3,7 @@
 Thread counts are integers read back from the libraries: compared exactly.
 """
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -78,3 +79,32 @@ def test_a_bake_leaves_the_blas_thread_counts_as_it_found_them(threads, addon, c
     scene.frame_set(1)
     addon.api.bake(obj, output="PC2")
     assert {lib.path: lib.threads for lib in threads.blas_libraries()} == before
+
+
+def test_a_bake_here_equals_the_command_lines_bit_for_bit_whatever_the_blas_threads(
+    threads, addon, creature, dev_zip, tmp_path
+):
+    """Farm caches equal desk caches: a bake in this process on two BLAS threads and one by the command line
+    (run_cli: OPENBLAS_NUM_THREADS=1), each preparing its own model, write the same .pc2 bytes.  Preparing
+    on the machine's thread count gave models that differed in the last bits (ARPACK's and the dense
+    products' sums split across threads), so the desk and a farm node with another core count disagreed."""
+    if threads.usable_cores() < 2:
+        pytest.skip("one core: this process cannot run OpenBLAS on two threads to differ from the command line")
+    obj, _arm, scene = creature
+    import bpy
+
+    from tests.addon.helpers import run_cli
+
+    (tmp_path / "desk").mkdir()
+    (tmp_path / "cli").mkdir()
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "cli" / "shot.blend"), copy=True)
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "desk" / "shot.blend"))
+    threads.limit_threads(2)
+    scene.frame_set(1)
+    desk = Path(addon.api.bake(obj, output="PC2")["files"][0]).read_bytes()
+    cache = tmp_path / "cli_cache"
+    args = ("bake", "--blend", str(tmp_path / "cli" / "shot.blend"), "--object", obj.name, "--cache-dir", str(cache))
+    done = run_cli(dev_zip, tmp_path, *args)
+    assert done.returncode == 0, done.stderr
+    assert list(cache.glob("model-*.npz")), "the command line prepared its own model"
+    assert Path(json.loads(done.stdout)["files"][0]).read_bytes() == desk

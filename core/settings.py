@@ -542,6 +542,15 @@ SETTINGS: tuple[Setting, ...] = (
         "physics",
         "solver",
     ),
+    Setting(
+        "physics_gravity",
+        "Gravity",
+        "Let the flesh the pins leave free sag under gravity (down: the object's -Z), as stiff as "
+        "Young's Modulus and as heavy as Density make it",
+        False,
+        "physics",
+        "solver",
+    ),
     # Output -----------------------------------------------------------------
     Setting(
         "output",

@@ -162,6 +162,7 @@ class SKINMODES_PT_physics(_Panel, bpy.types.Panel):
         col.prop(s, "secondary_motion")
         col.prop(s, "pin_depth", slider=True)
         col.prop(s, "pin_rigid")
+        col.prop(s, "physics_gravity")
         if s.physics_skin and not s.secondary_motion:
             col.label(text="Bakes the physics skin alone (a deformer)", icon="INFO")
 

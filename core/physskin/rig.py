@@ -33,7 +33,7 @@ from ..geometry.embedding import Embedding, interpolate
 from ..geometry.tetmesh import TetMesh
 from ..model.fem import lumped_mass
 from ..model.rig import lbs_basis, normalize_weights, rig_matrix
-from .assignment import choose_pins
+from .assignment import bone_tet_weights, choose_pins, skeleton_pins
 from .rotations import blended_rotations
 from .solve import TOLERANCE, PhysicsSkin
 
@@ -48,6 +48,16 @@ VOLUME_TOLERANCE = 1e-3
 # The steps' iterations stop at this share of their starting residual: the volumes
 # they give agree to 0.01 % with 1e-6 (tested), in 10 iterations instead of 18.
 STEP_TOLERANCE = 1e-3
+# From bones only (Song et al.): the pins are the inner AUTO_PIN_DEPTH of the flesh around each bone
+# (on a limb whose vertices lie on its bones, the line of vertices along them: 1.2 % of the 2,673),
+# each a spring SOFT_PINS times its vertex's own stiffness (pins then follow their bones to 5e-5 of
+# the 4 m limb bent 120°); rotations turn across a cluster boundary over AUTO_BLEND of a bone's
+# length either side (``assignment.bone_tet_weights`` says why).
+AUTO_PIN_DEPTH = 0.1
+SOFT_PINS = 1e3
+AUTO_BLEND = 0.3
+# Gravity (m/s^2) in the mesh's frame: Blender's -Z.
+GRAVITY = np.array([0.0, 0.0, -9.81])
 
 
 @dataclass
@@ -65,6 +75,8 @@ class PhysicsRig:
     tolerance: float = TOLERANCE
     volume_steps: int = VOLUME_STEPS
     force: np.ndarray | None = field(default=None, repr=False)  # (n, 3) newtons on the tet vertices, or None
+    # (n,) True where no bone moves a vertex (all-zero weights): the Armature modifier leaves it at rest
+    unbound: np.ndarray | None = field(default=None, repr=False)
 
     @classmethod
     def build(
@@ -87,6 +99,31 @@ class PhysicsRig:
         pins, pin_bone = choose_pins(mesh.X, mesh.T, W, heads, tails, pin_depth, pin_rigid)
         skin = PhysicsSkin.build(mesh, mu, lam, pins, pin_bone)
         return cls(skin, W, W[mesh.T].mean(axis=1), lbs_basis(W, mesh.X), tolerance)
+
+    @classmethod
+    def from_bones(
+        cls,
+        mesh: TetMesh,
+        weights: np.ndarray,
+        heads: np.ndarray,
+        tails: np.ndarray,
+        mu: np.ndarray,
+        lam: np.ndarray,
+        tolerance: float = TOLERANCE,
+    ) -> PhysicsRig:
+        """The seed's automatic physics skin: rotations and pins from the bone segments alone.
+
+        weights (n, b) serve only the correction's baseline (linear blend skinning, what Blender's
+        Armature modifier gives; a column of vertices bound to no bone, NaN segment, is the object's
+        own motion): a mesh without weights is skinned all the same.  heads, tails (b, 3).
+        """
+        W = normalize_weights(np.asarray(weights, dtype=np.float64))
+        heads, tails = np.asarray(heads, float), np.asarray(tails, float)
+        pins, pin_bone = skeleton_pins(mesh.X, mesh.T, heads, tails, AUTO_PIN_DEPTH)
+        skin = PhysicsSkin.build(mesh, mu, lam, pins, pin_bone, soft_pins=SOFT_PINS)
+        tet_weights = bone_tet_weights(mesh.X, mesh.T, heads, tails, AUTO_BLEND)
+        unbound = W.sum(axis=1) == 0.0
+        return cls(skin, W, tet_weights, lbs_basis(W, mesh.X), tolerance, unbound=unbound if unbound.any() else None)
 
     @property
     def mesh(self) -> TetMesh:
@@ -127,8 +164,11 @@ class PhysicsRig:
         return self.skin.volume_solve(R, x, VOLUME_TOLERANCE, self.volume_steps, step_tolerance, self.force, targets)
 
     def lbs(self, p: np.ndarray) -> np.ndarray:
-        """Linear-blend-skinned tet positions (n, 3) for rig parameters p (12 b,)."""
-        return self.basis @ rig_matrix(p)
+        """Linear-blend-skinned tet positions (n, 3) for rig parameters p (12 b,); unbound vertices at rest."""
+        x = self.basis @ rig_matrix(p)
+        if self.unbound is not None:
+            x[self.unbound] = self.mesh.X[self.unbound]
+        return x
 
     def correction(self, p: np.ndarray, x: np.ndarray | None = None) -> np.ndarray:
         """c = x_phys - x_LBS (n, 3) on the tet vertices; x: the physics positions if known."""

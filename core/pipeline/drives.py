@@ -13,10 +13,11 @@ from ..errors import SimulationError
 from ..locomotion.drive import LocomotionDrive
 from ..locomotion.stored import StoredGait
 from ..physskin.drive import PhysicsSkinDrive
+from ..physskin.rig import GRAVITY
 from ..posespace.drive import PoseSpaceDrive
 from ..rotstrain.drive import RotStrainDrive, RSBody, RSDriveState
 from .guards import guard_probes
-from .prepare import PoseSpaceCharacter, PreparedCharacter, SolverSettings
+from .prepare import PoseSpaceCharacter, PreparedCharacter, SolverSettings, physical_scale
 
 # Rotation-strain coordinates come from at most this many linear modes: the precomputed map's cost
 # grows as modes^5 (r + r (r + 1) / 2 basis vectors times r^4 coefficients, per tet).
@@ -44,6 +45,8 @@ def character_drive(
     if solver.physics_skin:
         notes = [] if posespace is None else [POSES_UNUSED]
         physics = prepared.physics_rig(solver.pin_depth, solver.pin_rigid)
+        gravity = GRAVITY / physical_scale(prepared, solver) if solver.physics_gravity else None  # E / rho as set
+        physics.set_gravity(gravity, prepared.material.density)
         emb, T, keep = prepared.embedding, prepared.mesh.T, prepared.keep
         drive = PhysicsSkinDrive(
             model, settings, rig, prepared.reconstructor, probes, physics, emb, T, keep, solver.secondary_motion

@@ -161,6 +161,7 @@ class SolverSettings:
     secondary_motion: bool = bool(core_default("secondary_motion"))
     pin_depth: float = float(core_default("pin_depth"))
     pin_rigid: bool = bool(core_default("pin_rigid"))
+    physics_gravity: bool = bool(core_default("physics_gravity"))
     amount: float = float(core_default("amount"))
 
     def simulation(self) -> SimulationSettings:

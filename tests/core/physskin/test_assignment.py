@@ -153,3 +153,33 @@ def test_without_the_rigid_rule_only_depth_pins_rigidly_bound_vertices():
     rigid_skin = np.flatnonzero((W.max(axis=1) >= RIGID_WEIGHT) & (surface_depth(X, T) == 0.0) & off_bone)
     assert len(rigid_skin) > 0 and not np.isin(rigid_skin, off).any()
     assert (np.bincount(bones, minlength=2) >= 1).all()  # every bone still pins its core
+
+
+def test_bone_tet_weights_are_the_nearest_segment_away_from_the_joint_and_blend_across_it():
+    """Rows sum to one; a tet far from the joint belongs to its nearest bone alone (to 1e-12); tets at the
+    joint (x = 2) share the two bones; a bone without a segment (NaN) gets no weight."""
+    from core.physskin.assignment import bone_tet_weights
+
+    X, T = bar_scene(4.0, 1.0, 4, bones=2).mesh.X, bar_scene(4.0, 1.0, 4, bones=2).mesh.T
+    heads = np.vstack([HEADS, np.full((1, 3), np.nan)])
+    tails = np.vstack([TAILS, np.full((1, 3), np.nan)])
+    W = bone_tet_weights(X, T, heads, tails, 0.1)
+    np.testing.assert_allclose(W.sum(axis=1), 1.0, atol=1e-12)
+    assert (W[:, 2] == 0.0).all()
+    c = X[T].mean(axis=1)[:, 0]
+    far = np.abs(c - 2.0) > 1.0
+    assert np.abs(W[far, :2] - np.eye(2)[assign_tets(X, T, HEADS, TAILS)[far]]).max() < 1e-12
+    near = np.abs(c - 2.0) < 0.1
+    assert near.any() and (W[near, :2].min(axis=1) > 0.1).all()
+
+
+def test_skeleton_pins_are_few_lie_on_the_bones_and_pin_every_bone():
+    """The seed's minimal pins on the bar: the vertices on the bone line (d = 0), a few percent of all,
+    each pinned to its nearest bone, both bones pinned."""
+    from core.physskin.assignment import skeleton_pins
+
+    X, T = bar_scene(4.0, 1.0, 4, bones=2).mesh.X, bar_scene(4.0, 1.0, 4, bones=2).mesh.T
+    pins, bones = skeleton_pins(X, T, HEADS, TAILS, 0.1)
+    D = segment_distances(X, HEADS, TAILS)
+    assert len(pins) < 0.1 * len(X) and np.allclose(D[pins].min(axis=1), 0.0)
+    assert (D[pins, bones] == D[pins].min(axis=1)).all() and set(bones) == {0, 1}

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import sys
 
-from . import api, cli, material_presets, operators, preferences, preview, props, registry, ui
+from . import api, cli, locomotion, material_presets, operators, preferences, preview, props, registry, ui
 from .bake import deletion
 
-MODULES = (props, preferences, material_presets, operators, ui, preview, deletion, cli)
+MODULES = (props, preferences, material_presets, operators, ui, locomotion, preview, deletion, cli)
 # The name scripts import the API by, whichever repository holds the extension.
 API_ALIAS = "skinmodes_api"
 

@@ -44,6 +44,7 @@ from .core.settings import CONTACT_AUTO, PRESETS, SETTINGS
 from .farm import COMMANDS as FARM_COMMANDS
 from .farm import add_commands, openjd_progress, run_command, write_report
 from .farm.commands import prepare_summary
+from .locomotion.command import add_gait_command, run_gait
 from .registry import HOLD_PENDING, PREPARED_ONLY, PROGRESS_LISTENERS, STOP_REQUESTS
 from .session.signals import Interrupted
 
@@ -61,8 +62,9 @@ class _Parser(argparse.ArgumentParser):
 
 # "1-120", "-10-20", "-20--5", "-10..20", or one frame "7".
 FRAMES = re.compile(r"^\s*(-?\d+)\s*(?:(?:\.\.|-)\s*(-?\d+)\s*)?$")
-# A value that argparse would take for an option because it starts with "-": a negative number or range.
-NEGATIVE_VALUE = re.compile(r"^-[\d.]")
+# A value that argparse would take for an option because it starts with "-": a negative number or range,
+# or a negative axis (``gait --direction -X``).
+NEGATIVE_VALUE = re.compile(r"^-[\d.]|^-[xXyY]$")
 
 
 def _frames(text: str) -> tuple[int, int]:
@@ -132,6 +134,7 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--blend")
     c.add_argument("--no-save", action="store_true")
     add_commands(sub, _frames)
+    add_gait_command(sub)
     return p
 
 
@@ -264,6 +267,8 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     if args.command == "clear":
         api.clear_bake(obj)
         summary: dict[str, object] = {"object": obj.name, "cleared": True}
+    elif args.command == "gait":
+        summary = run_gait(obj, args)
     else:
         overrides = {st.name: getattr(args, st.name, None) for st in SETTINGS}
         if args.command == "bake":

@@ -254,7 +254,7 @@ class BakeJob:
         self.warnings = list(session.ensure_simulation().warnings)
         self.max_offset = session.ensure_simulation().max_offset
         still = still_note(self.obj.name, session.binding, session.rig, self.start, self.end)
-        if still:  # an object rig that never moves: its bake is its rest shape, said once (issue 27)
+        if still and not session.gait:  # an object rig that never moves and plays no gait: its bake is its rest shape
             self.messages.append(still)
 
     def _clean_leftovers(self, model_key: str | None = None) -> None:

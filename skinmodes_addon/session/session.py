@@ -19,11 +19,13 @@ import numpy as np
 from ..character import RigBinding, sample_rig
 from ..core.dynamics.wobble import scaled_frequency
 from ..core.geometry.size import character_size
+from ..core.locomotion.stored import StoredGait
 from ..core.pipeline import (
     CharacterInput,
     FrameSimulation,
     PreparedCharacter,
     SolverSettings,
+    locomotion_drive,
     physical_scale,
     rotstrain_drive,
 )
@@ -36,6 +38,15 @@ from .prepare import prepare, uses_arap
 from .request import PoseRequest, SessionRequest, read_request
 from .signals import report_progress, stop_requested
 from .staleness import Geometry, settings_snapshot
+
+# The object's stored gait (JSON, core.locomotion.stored; written by skinmodes_addon/locomotion), saved with
+# the .blend as a custom property of the object.
+GAIT_PROPERTY = "skinmodes_gait"
+
+
+def playing_gait(obj: bpy.types.Object) -> str:
+    """The gait the object's simulation plays: its stored gait's JSON with Locomotion on, else ""."""
+    return str(obj.get(GAIT_PROPERTY, "")) if settings(obj).locomotion else ""
 
 
 @dataclass
@@ -57,6 +68,7 @@ class Session:
     poses: tuple[PoseRequest, ...] = ()
     poses_stale: bool = False  # the rig changed at a training pose's frame since its modes
     subspace_method: str = "SKINNING"  # an object rig's drive: "ROTATION_STRAIN" for rotation-strain (issue 27)
+    gait: str = ""  # the stored gait it plays (playing_gait), or "" (issue 26)
 
     @property
     def key(self) -> str:
@@ -65,6 +77,8 @@ class Session:
         h.update(repr((self.solver, self.start, self.end)).encode())
         if self.subspace_method != "SKINNING":  # another drive, another result (characters' keys unchanged)
             h.update(self.subspace_method.encode())
+        if self.gait:  # a gait moves it instead of its rig
+            h.update(self.gait.encode())
         for pose in self.poses:
             h.update(repr((pose.frame, pose.kind)).encode())
             h.update(np.ascontiguousarray(pose.p).tobytes())
@@ -101,6 +115,9 @@ class Session:
             drive = None  # the character's own (core.pipeline.character_drive)
             if self.subspace_method == "ROTATION_STRAIN":  # an object rig's option (read_request refuses it otherwise)
                 drive = rotstrain_drive(self.prepared, self.solver, self._rig_at, settings(obj).modes)
+            if self.gait:  # a stored gait, Locomotion on: it crawls from the first simulated frame
+                gait = StoredGait.from_json(self.gait)
+                drive = locomotion_drive(self.prepared, self.solver, gait, self.first, f"'{self.object_name}'")
             self.simulation = FrameSimulation(
                 self.prepared,
                 self.solver,
@@ -174,6 +191,7 @@ def install_session(
     SESSIONS[obj.session_uid] = session
     s = settings(obj)
     session.subspace_method = str(s.subspace_method)  # part of the settings snapshot: a change drops the session
+    session.gait = playing_gait(obj)  # compared by current_session: a new gait drops the session
     st = prepared.stats
     s.stat_tets = int(st["tets"])
     s.stat_vertices = int(st["vertices"])
@@ -231,6 +249,7 @@ def current_session(
         or (session.start, session.end) != tuple(want)
         or session.snapshot != settings_snapshot(s)
         or session.poses_stale
+        or session.gait != playing_gait(obj)
     ):
         drop_session(obj)
         return None

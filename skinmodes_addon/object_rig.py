@@ -150,8 +150,15 @@ def still_note(name: str, binding: RigBinding, rig: dict[int, np.ndarray], start
 
 
 def check_subspace_method(obj: bpy.types.Object, s: SkinmodesSettings) -> None:
-    """Refuse, in one line, Subspace Rotation-Strain where it cannot act: on a character (its bones need
-    skinning eigenmodes), with Physics Skin (a skin over bones) or with training poses (poses of bones)."""
+    """Refuse, in one line, what cannot act on this mesh: Physics Skin on an object without an armature (a
+    skin slid over bones, and it has none: it would silently do nothing), and Subspace Rotation-Strain on
+    a character (its bones need skinning eigenmodes) or with training poses (poses of bones).  Both the
+    bake and the preview read their request through here."""
+    if is_object_rig(obj) and s.physics_skin:
+        raise SkinmodesError(
+            f"Physics Skin slides skin over bones and '{obj.name}' has none (no Armature modifier), so it would "
+            f"do nothing; turn Physics Skin off: the object's own transform moves it and the flesh still jiggles"
+        )
     if s.subspace_method != "ROTATION_STRAIN":
         return
     fix = "or set Subspace to Skinning Eigenmodes"
@@ -160,8 +167,6 @@ def check_subspace_method(obj: bpy.types.Object, s: SkinmodesSettings) -> None:
             f"Subspace Rotation-Strain is for objects without an armature and '{obj.name}' has an Armature "
             f"modifier; remove it to move '{obj.name}' by its own transform, {fix}"
         )
-    if s.physics_skin:
-        raise SkinmodesError(f"Physics Skin slides skin over bones and '{obj.name}' has none; turn it off, {fix}")
     if len(s.poses):
         raise SkinmodesError(
             f"training poses shape skinning eigenmodes, not rotation-strain coordinates; remove the poses of "

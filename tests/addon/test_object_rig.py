@@ -294,3 +294,29 @@ def test_rotation_strain_is_an_option_for_objects_and_refused_where_it_cannot_ac
     with pytest.raises(RuntimeError, match="Rotation-Strain is for objects without an armature"):
         bpy.ops.skinmodes.bake()
     assert scene_fingerprint(bpy, obj) == before
+
+
+def test_physics_skin_on_an_object_without_an_armature_is_refused_in_one_line(addon, tmp_path):
+    """Physics Skin slides a skin over bones; an object has none, so it would do nothing: the bake and the
+    preview both say so in one line, with what to do, and change nothing."""
+    import bpy
+
+    from tests.addon.helpers import scene_fingerprint
+
+    scene = bpy.context.scene
+    obj = soft_box(bpy, tmp_path)
+    whip(obj)
+    obj.skinmodes.physics_skin = True
+    save(bpy, tmp_path)
+    before = scene_fingerprint(bpy, obj)
+    with pytest.raises(RuntimeError, match="turn Physics Skin off") as err:
+        bpy.ops.skinmodes.bake()
+    assert "\n" not in str(err.value).strip() and "has none (no Armature modifier)" in str(err.value)
+    assert scene_fingerprint(bpy, obj) == before
+    preview = addon.preview
+    obj.skinmodes.live_preview = True
+    scene.frame_set(5)
+    assert not obj.skinmodes.live_preview
+    assert "turn Physics Skin off" in preview.ERRORS[obj.session_uid]
+    obj.skinmodes.physics_skin = False  # and without it the same object bakes
+    assert bpy.ops.skinmodes.bake(output="PC2") == {"FINISHED"}

@@ -14,18 +14,25 @@ steps) and measured on every vertex and tet. The seed's Table 1 runs 200 generat
 stated beside every figure.
 
 Also writes ``locomotion.md`` (the same table and plot, ``report_lines``)
-into the output folder, so the section can be read on its own.
+into the output folder, so the section can be read on its own, and a picture strip of the small
+creatures' gaits (``plots/locomotion_strip.png``); ``python -m bench.locomotion --strip`` redraws the
+strip from the gaits of the last run in ``bench/results.json``, without searching again.
 """
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
+import json
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
+from core.geometry.tetmesh import boundary_faces
 from core.locomotion.creatures import RECIPES, Recipe, crawl_report, creature_mesh, creature_problem
-from core.locomotion.gait import find_gait
+from core.locomotion.gait import find_gait, rollout
 
 from .common import Context, cpu_name, machine_info
 
@@ -118,6 +125,79 @@ def _plot(ctx: Context, rows: list[dict]) -> str | None:
     return str(path.relative_to(ctx.out))
 
 
+# The picture strip: the gaits of the small creatures (not the 10k-vertex blob) replayed for 10 s, this many
+# frames side by side.
+STRIP_MAX_VERTICES = 8000
+STRIP_FRAMES = 6
+STRIP_SECONDS = 10.0
+
+
+def side_views(recipe: Recipe, x: np.ndarray, frames: int = STRIP_FRAMES, seconds: float = STRIP_SECONDS) -> dict:
+    """Replay gait ``x`` of a creature and keep ``frames`` side views (x-z) spread over ``seconds``.
+
+    Returns times (frames,) s; triangles: a list of (f, 3, 2) boundary triangles in the x-z plane (m);
+    com: (frames,) the centre of mass's x (m); ground: the ground's height (m); length: the body length (m).
+    """
+    mesh = creature_mesh(recipe)
+    steps = round(seconds / recipe.dt)
+    problem = creature_problem(recipe, steps, mesh)
+    r = rollout(problem, problem.sinusoids(x), record=True)
+    assert r.Z is not None
+    picks = np.linspace(0, steps, frames).round().astype(int)
+    faces, Y = boundary_faces(mesh.T), problem.model.subspace.basis
+    triangles = [(Y @ r.Z[i])[faces][:, :, [0, 2]] for i in picks]
+    return {
+        "times": picks * recipe.dt,
+        "triangles": triangles,
+        "com": r.com[picks, 0],
+        "ground": float(problem.ground.height),
+        "length": float(problem.length),
+    }
+
+
+def _strip_row(axes: list, name: str, views: dict) -> None:
+    """One creature's frames: each panel follows the body; ground ticks every 0.1 m and the start (red) show
+    how far it went."""
+    from matplotlib.collections import PolyCollection
+
+    h, half = views["ground"], 0.75 * views["length"]
+    top = max(float(t[:, :, 1].max()) for t in views["triangles"])
+    start = views["com"][0]
+    for ax, t, tri, cx in zip(axes, views["times"], views["triangles"], views["com"]):
+        ax.add_collection(PolyCollection(tri, facecolors="#4a7fb5", edgecolors="#4a7fb5", linewidths=0.3))
+        ax.axhline(h, color="k", lw=1.2)
+        for tick in np.arange(np.floor((cx - half) * 10) / 10, cx + half, 0.1):
+            ax.plot([tick, tick - 0.03], [h, h - 0.04], color="0.4", lw=0.8)
+        ax.axvline(start, color="#c0392b", ls="--", lw=1)
+        ax.set_xlim(cx - half, cx + half)
+        ax.set_ylim(h - 0.06, top + 0.05)
+        ax.set_aspect("equal")
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.set_title(f"t = {t:.1f} s, {cx - start:+.2f} m", fontsize=8)
+    axes[0].set_ylabel(name, fontsize=9)
+
+
+def _strip(ctx: Context, gaits: list[tuple[str, Recipe, np.ndarray]]) -> str | None:
+    """bench/plots/locomotion_strip.png: each (name, recipe, gait's search vector) as a row of side views."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    fig, grid = plt.subplots(len(gaits), STRIP_FRAMES, figsize=(2.1 * STRIP_FRAMES, 1.35 * len(gaits)), squeeze=False)
+    for axes, (name, recipe, x) in zip(grid, gaits):
+        _strip_row(list(axes), name, side_views(recipe, x))
+    fig.suptitle("Found gaits crawling along +x (side view; red: where they started)", fontsize=9)
+    fig.tight_layout()
+    path = ctx.plot_path("locomotion_strip")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return str(path.relative_to(ctx.out))
+
+
 def report_lines(p: dict) -> list[str]:
     """The section's markdown: conditions, our rows, the seed's Table 1."""
     L = [
@@ -166,6 +246,14 @@ def report_lines(p: dict) -> list[str]:
     ]
     if p.get("plot"):
         L += [f"![objective against CMA-ES generations]({p['plot']})", ""]
+    if p.get("strip"):
+        L += [
+            f"![the found gaits crawling: {STRIP_FRAMES} frames of a 10 s replay]({p['strip']})",
+            "",
+            f"The gaits of the table's first two rows, replayed for {STRIP_SECONDS:.0f} s: {STRIP_FRAMES} frames, "
+            "each panel following the body, the ground's ticks 0.1 m apart, the start in red.",
+            "",
+        ]
     return L
 
 
@@ -178,5 +266,29 @@ def run(ctx: Context) -> dict:
         "seed_table1": [{"name": n, "vertices": v, "tets": t, "optimisation_s": s} for n, v, t, s in SEED_TABLE1],
     }
     out["plot"] = _plot(ctx, rows)
+    small = [(n, recipe, np.array(r["x"])) for (n, recipe), r in zip(runs, rows) if r["vertices"] < STRIP_MAX_VERTICES]
+    out["strip"] = _strip(ctx, small)
     (ctx.out / "locomotion.md").write_text("\n".join(report_lines(out)) + "\n")
     return out
+
+
+def redraw_strip(folder: Path) -> dict:
+    """Draw the strip from the gaits of the last run stored in ``folder``/results.json (no search) and rewrite
+    ``folder``/locomotion.md with it; results.json is left as it is."""
+    p = dict(json.loads((folder / "results.json").read_text())["sections"]["locomotion"])
+    ctx = Context(quick=False, out=folder, peer_python=None)
+    recipes = dict(RUNS)
+    small = [r for r in p["rows"] if r["vertices"] < STRIP_MAX_VERTICES and r["creature"] in recipes]
+    p["strip"] = _strip(ctx, [(r["creature"], recipes[r["creature"]], np.array(r["x"])) for r in small])
+    (folder / "locomotion.md").write_text("\n".join(report_lines(p)) + "\n")
+    return p
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(prog="python -m bench.locomotion", description="the locomotion section's pictures")
+    ap.add_argument("--strip", action="store_true", help="redraw plots/locomotion_strip.png from results.json's gaits")
+    ap.add_argument("--out", type=Path, default=Path(__file__).parent, help="the bench folder (default: bench/)")
+    args = ap.parse_args()
+    if not args.strip:
+        sys.exit(ap.format_usage())
+    print(redraw_strip(args.out)["strip"])

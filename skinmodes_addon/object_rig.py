@@ -57,10 +57,11 @@ from .character import (
 from .core.errors import RigError, SkinmodesError
 from .core.model.planted import HEIGHT, MAX_SHARE, body_diagonal, rig_positions
 from .core.pipeline import CharacterInput, SubspaceSettings
-from .props import SkinmodesSettings
+from .props import SkinmodesSettings, settings
 
 # Two samples of the rig differing by less than this (share of the largest entry, round-off) are one pose.
 STILL_TOL = 1e-9
+OUTPUT_PREFIX = "Skinmodes "  # the name of every modifier a preview or a bake adds
 
 
 def read_rig(
@@ -147,6 +148,19 @@ def still_note(name: str, binding: RigBinding, rig: dict[int, np.ndarray], start
         f"'{name}' does not move over frames {start}-{end}, so it has no secondary motion (the bake is its rest "
         "shape); animate its location or rotation, or parent it to something that moves"
     )
+
+
+def set_up_for_secondary_motion(obj: bpy.types.Object) -> bool:
+    """An object without an armature that someone set up to jiggle: one of its Skinmodes settings was set (in
+    the panel, the API or a script), or it carries Skinmodes' Preview or Cache modifier.  The farm bakes these
+    beside the skinned meshes when no object is named; a plain prop (a floor, a wall) is none of them."""
+    if not is_object_rig(obj) or obj.library is not None:
+        return False
+    # "Skinmodes Cache" and "Skinmodes Preview" (session/muting.py, which imports this module's importers).
+    if any(m.name.startswith(OUTPUT_PREFIX) for m in obj.modifiers):
+        return True
+    s = settings(obj)
+    return any(s.is_property_set(p.identifier) for p in s.bl_rna.properties if p.identifier != "rna_type")
 
 
 def check_subspace_method(obj: bpy.types.Object, s: SkinmodesSettings) -> None:

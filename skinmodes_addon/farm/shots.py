@@ -16,6 +16,7 @@ import bpy
 from ..character import armature_modifier
 from ..core.errors import SkinmodesError
 from ..core.pipeline import character_key
+from ..object_rig import set_up_for_secondary_motion
 from ..props import scene_of
 from ..session.request import read_request
 from .template import BakeTask
@@ -38,11 +39,12 @@ def shot_files(paths: list[str]) -> list[Path]:
 
 
 def skinned_meshes() -> list[str]:
-    """The open file's own meshes with an Armature modifier that has its armature: the characters to bake."""
+    """The open file's own meshes with an Armature modifier that has its armature, and its meshes without an
+    armature set up to jiggle (``object_rig.set_up_for_secondary_motion``): the objects to bake."""
     names: list[str] = []
     for obj in bpy.data.objects:
         mod = armature_modifier(obj) if obj.type == "MESH" and obj.library is None else None
-        if mod is not None and mod.object is not None:
+        if (mod is not None and mod.object is not None) or set_up_for_secondary_motion(obj):
             names.append(obj.name)
     return sorted(names)
 
@@ -52,7 +54,10 @@ def read_shot(path: Path, wanted: list[str] | None, frames: tuple[int, int] | No
     bpy.ops.wm.open_mainfile(filepath=str(path))
     names = [n for n in wanted if n in bpy.data.objects] if wanted else skinned_meshes()
     if not names and not wanted:
-        raise SkinmodesError(f"{path.name} has no mesh with an Armature modifier; name the objects with --object")
+        raise SkinmodesError(
+            f"{path.name} has no mesh with an Armature modifier and no object set up to jiggle; name the objects "
+            "with --object"
+        )
     scene = scene_of(bpy.context)
     tasks = []
     for name in names:

@@ -320,3 +320,19 @@ def test_physics_skin_on_an_object_without_an_armature_is_refused_in_one_line(ad
     assert "turn Physics Skin off" in preview.ERRORS[obj.session_uid]
     obj.skinmodes.physics_skin = False  # and without it the same object bakes
     assert bpy.ops.skinmodes.bake(output="PC2") == {"FINISHED"}
+
+
+def test_the_farm_bakes_objects_set_up_to_jiggle_when_none_is_named(addon, tmp_path):
+    """``skinmodes farm`` with no --object: a mesh without an armature whose Skinmodes settings were set is
+    baked beside the characters; a plain prop (never touched) is not."""
+    import bpy
+
+    jelly = soft_box(bpy, tmp_path)
+    whip(jelly)
+    bpy.ops.mesh.primitive_plane_add(size=10.0)
+    bpy.context.active_object.name = "Floor"
+    assert addon.object_rig.set_up_for_secondary_motion(jelly)
+    assert not addon.object_rig.set_up_for_secondary_motion(bpy.data.objects["Floor"])
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "prop.blend"))
+    tasks = addon.farm.shots.read_shots([str(tmp_path / "prop.blend")], None, (START, WHIP))
+    assert [t.object for t in tasks] == ["Jelly"]

@@ -14,6 +14,7 @@ import time
 import bpy
 
 from .. import api
+from ..props import scene_of, settings
 from ..session.signals import raise_if_stopped
 from .job import finish_gait_job, forget_gait_job, start_gait_job
 
@@ -45,7 +46,7 @@ def run_gait(obj: bpy.types.Object, args: argparse.Namespace) -> dict[str, objec
     """Search (on the worker thread, polled here so a signal stops it), store the gait, optionally bake."""
     overrides = {"gait_direction": args.direction, "gait_generations": args.generations, "gait_seed": args.seed}
     api.configure(obj, **{k: v for k, v in overrides.items() if v is not None})
-    job = start_gait_job(obj, bpy.context.scene)
+    job = start_gait_job(obj, scene_of(bpy.context))
     try:
         while not job.wait(0.1):
             raise_if_stopped()
@@ -63,7 +64,7 @@ def run_gait(obj: bpy.types.Object, args: argparse.Namespace) -> dict[str, objec
         "body_lengths_per_10s": job.figures["body_lengths_per_10s"],
         "evaluations": gait.evaluations,
         "seconds": round(gait.seconds, 3),
-        "direction": str(obj.skinmodes.gait_direction),
+        "direction": str(settings(obj).gait_direction),
     }
     if args.bake:
         t0 = time.perf_counter()

@@ -16,6 +16,7 @@ import bpy
 
 from ..core.errors import SkinmodesError
 from ..core.locomotion.stored import GaitSettings, StoredGait, measure, search
+from ..props import settings as object_settings
 from ..session.prepare import prepare
 from ..session.request import SessionRequest, read_request
 from ..session.session import object_by_uid
@@ -116,7 +117,7 @@ def finish_gait_job(job: GaitJob) -> StoredGait:
         if obj is None:
             raise SkinmodesError(f"'{job.request.object_name}' was deleted while its gait was searched for")
         write_gait(obj, gait)
-        obj.skinmodes.locomotion = True
+        object_settings(obj).locomotion = True
         return gait
     finally:
         forget_gait_job(job)

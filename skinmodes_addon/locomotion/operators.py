@@ -10,7 +10,7 @@ from .. import preview
 from ..character import is_object_rig
 from ..operators import end_modal_ui, error_line, reports_errors
 from ..props import active_mesh, scene_of, settings
-from ..session.session import GAIT_PROPERTY
+from ..session.session import stored_gait_text
 from .job import GAIT_JOBS, GaitJob, finish_gait_job, forget_gait_job, start_gait_job
 from .store import gait_line, write_gait
 
@@ -131,7 +131,7 @@ class SKINMODES_OT_clear_gait(bpy.types.Operator):
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
         obj = context.active_object
-        return obj is not None and obj.type == "MESH" and bool(obj.get(GAIT_PROPERTY))
+        return obj is not None and obj.type == "MESH" and bool(stored_gait_text(obj))
 
     @reports_errors()
     def execute(self, context: bpy.types.Context) -> set[str]:

@@ -9,6 +9,7 @@ same frame loop as the jiggle (``core.pipeline.locomotion_drive``).
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any, cast
 
 import bpy
 import numpy as np
@@ -17,7 +18,7 @@ from ..core.errors import SkinmodesError
 from ..core.locomotion.stored import GaitSettings, StoredGait
 from ..props import settings
 from ..session.request import SessionRequest
-from ..session.session import GAIT_PROPERTY
+from ..session.session import GAIT_PROPERTY, stored_gait_text
 
 # The Direction setting's items: an axis of the object's own space.
 AXES = {"POS_X": (1.0, 0.0, 0.0), "NEG_X": (-1.0, 0.0, 0.0), "POS_Y": (0.0, 1.0, 0.0), "NEG_Y": (0.0, -1.0, 0.0)}
@@ -25,15 +26,14 @@ AXES = {"POS_X": (1.0, 0.0, 0.0), "NEG_X": (-1.0, 0.0, 0.0), "POS_Y": (0.0, 1.0,
 
 def read_gait(obj: bpy.types.Object) -> StoredGait | None:
     """The object's stored gait, or None; one line (SkinmodesError) when its text is not a gait."""
-    text = obj.get(GAIT_PROPERTY)
-    return None if not text else StoredGait.from_json(str(text))
+    text = stored_gait_text(obj)
+    return StoredGait.from_json(text) if text else None
 
 
 def write_gait(obj: bpy.types.Object, gait: StoredGait | None) -> None:
     """Store ``gait`` on the object (None removes it)."""
     if gait is None:
-        if GAIT_PROPERTY in obj:
-            del obj[GAIT_PROPERTY]
+        cast(Any, obj).pop(GAIT_PROPERTY, None)
         return
     obj[GAIT_PROPERTY] = gait.to_json()
 

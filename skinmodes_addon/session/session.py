@@ -12,11 +12,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 import bpy
 import numpy as np
 
 from ..character import RigBinding, sample_rig
+from ..core.dynamics.drive import Drive
 from ..core.dynamics.wobble import scaled_frequency
 from ..core.geometry.size import character_size
 from ..core.locomotion.stored import StoredGait
@@ -44,9 +46,14 @@ from .staleness import Geometry, settings_snapshot
 GAIT_PROPERTY = "skinmodes_gait"
 
 
+def stored_gait_text(obj: bpy.types.Object) -> str:
+    """The object's stored gait (JSON), or "" (Any: the stubs type an ID property's ``get`` as None)."""
+    return str(cast(Any, obj).get(GAIT_PROPERTY) or "")
+
+
 def playing_gait(obj: bpy.types.Object) -> str:
     """The gait the object's simulation plays: its stored gait's JSON with Locomotion on, else ""."""
-    return str(obj.get(GAIT_PROPERTY, "")) if settings(obj).locomotion else ""
+    return stored_gait_text(obj) if settings(obj).locomotion else ""
 
 
 @dataclass
@@ -112,7 +119,7 @@ class Session:
     def ensure_simulation(self) -> FrameSimulation:
         if self.simulation is None:
             obj = bpy.data.objects[self.object_name]
-            drive = None  # the character's own (core.pipeline.character_drive)
+            drive: Drive[Any] | None = None  # the character's own (core.pipeline.character_drive)
             if self.subspace_method == "ROTATION_STRAIN":  # an object rig's option (read_request refuses it otherwise)
                 drive = rotstrain_drive(self.prepared, self.solver, self._rig_at, settings(obj).modes)
             if self.gait:  # a stored gait, Locomotion on: it crawls from the first simulated frame

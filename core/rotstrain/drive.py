@@ -195,9 +195,10 @@ class RotStrainDrive:
         m, B = body.masses, body.map.fit.B
         L, _ = frame_of(sample)
         y = 2.0 * self.world(state.x, state.a) - self.world(state.x_prev, state.a_prev)
-        # B^T L^T M L B (m x m): the kinetic metric of the deformation in this frame (I when L is a rotation).
-        LB = np.einsum("ij,kaj->kai", L, B)
-        G = np.einsum("kai,a,lai->kl", LB, m, LB)
+        # L B flattened (m, 3n), so that every product below is one BLAS call (einsum's loops were ~8x slower),
+        # and B^T L^T M L B (m x m): the kinetic metric of the deformation in this frame (I when L is a rotation).
+        LB = (B @ L.T).reshape(len(B), -1)
+        G = (LB * np.repeat(m, 3)) @ LB.T
         problem = Problem(
             energy=lambda q: self._energy(q, state, y, sample, kappa, c),
             derivatives=lambda q: self._derivatives(q, state, y, sample, LB, G, kappa, c),
@@ -234,10 +235,10 @@ class RotStrainDrive:
         kappa: float,
         c: float,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """(g (r,), H (r, r)): the gradient, and the Gauss-Newton Hessian (positive definite)."""
+        """(g (r,), H (r, r)): the gradient, and the Gauss-Newton Hessian (positive definite); LB (m, 3n)."""
         x, J = self.body.map.evaluate(q)
         resid = self.body.masses[:, None] * (self.world(x, a) - y)  # M (p - y) (n, 3)
-        pulled = np.einsum("kai,ai->k", LB, resid)  # B^T L^T M (p - y) (m,)
+        pulled = LB @ resid.ravel()  # B^T L^T M (p - y) (m,)
         h = self.h
         g = J.T @ (pulled / h**2 + c / h * (x - s.x)) + kappa * (self.body.K @ q)
         H = J.T @ (G / h**2 + c / h * np.eye(len(G))) @ J + kappa * self.body.K

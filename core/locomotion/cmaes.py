@@ -105,17 +105,21 @@ def minimize(
     seed: int = 0,
     keep: int = 1,
     after: Callable[[int, float], bool] | None = None,
+    evaluate: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> SearchResult:
     """Minimise f from x0 for a number of generations; returns the best sample seen and the ``keep`` best.
 
     after: told (evaluations so far, best value so far) after every generation; False stops the search
-    there (the result then holds the generations done).  It only reads: the samples do not depend on it."""
+    there (the result then holds the generations done).  It only reads: the samples do not depend on it.
+    evaluate: f over a whole generation at once, (lambda, n) -> (lambda,) (e.g. over processes); it must
+    return what f would, value for value, so the search is the same."""
     es = CMAES(np.asarray(x0, dtype=np.float64), sigma0, population, seed)
     elite, elite_v = np.asarray(x0, dtype=np.float64)[None], np.array([np.inf])
     history = []
     for _ in range(generations):
         X = es.ask()
-        values = np.array([f(x) for x in X])  # each f is a whole rollout; the population is small
+        # each f is a whole rollout; the population is small
+        values = np.array([f(x) for x in X]) if evaluate is None else np.asarray(evaluate(X), dtype=np.float64)
         es.tell(values)
         # stable sort with the elite first: a tie keeps the earlier sample, as a strict "<" would
         order = np.argsort(np.concatenate([elite_v, values]), kind="stable")[:keep]

@@ -13,14 +13,16 @@ found gait depend less on where one search's last bits happen to send it.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ..contact.ground import GroundPlane
 from ..errors import SkinmodesError
 from .cmaes import minimize
-from ..contact.ground import GroundPlane
 from .model import LocomotionModel
 from .objective import body_length, jump_objective, locomotion_objective
 from .signal import Sinusoids, actuation_at, decode, parameter_count
@@ -144,6 +146,51 @@ class GaitCancelled(SkinmodesError):
 Progress = Callable[[int, int, float], bool | None]
 
 
+def rollout_cost(problem: GaitProblem, x: np.ndarray) -> float:
+    """What the search minimises for a search vector x (3 m k,): -J of its rollout, +inf when it blew up."""
+    J = rollout(problem, problem.sinusoids(x)).objective
+    return -J if np.isfinite(J) else np.inf
+
+
+# A worker process's problem, set once by the pool's initializer (not sent with every candidate).
+_WORKER: list[GaitProblem] = []
+
+
+def _set_worker_problem(problem: GaitProblem) -> None:
+    _WORKER[:] = [problem]
+
+
+def _worker_objective(args: tuple[np.ndarray, int | None]) -> float:
+    x, steps = args
+    problem = _WORKER[0] if steps is None else replace(_WORKER[0], steps=steps)
+    return rollout(problem, problem.sinusoids(x)).objective
+
+
+@contextmanager
+def rollouts(problem: GaitProblem, workers: int) -> Iterator[Callable[[np.ndarray, int | None], np.ndarray]]:
+    """A function (candidates (c, n), steps or None: the problem's) -> their rollouts' J (c,), sequential for
+    one worker, else over ``workers`` processes (spawned: safe inside a host that must not fork, e.g.
+    Blender).  Each rollout is the same computation in either case, so the values are the same bit for bit
+    on one machine (the workers' BLAS runs the same kernels; a rollout's matrices are q x q, q = 4 s)."""
+    if workers <= 1:
+
+        def here(X: np.ndarray, steps: int | None = None) -> np.ndarray:
+            p = problem if steps is None else replace(problem, steps=steps)
+            return np.array([rollout(p, p.sinusoids(x)).objective for x in X])
+
+        yield here
+        return
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_set_worker_problem, initargs=(problem,)) as pool:
+
+        def spread(X: np.ndarray, steps: int | None = None) -> np.ndarray:
+            return np.array(list(pool.map(_worker_objective, [(x, steps) for x in X])))
+
+        yield spread
+
+
 def planned_evaluations(
     population: int, generations: int, restarts: int, judge_steps: int | None, finalists: int
 ) -> int:
@@ -169,6 +216,7 @@ def find_gait(
     judge_steps: int | None = None,
     finalists: int = 4,
     progress: Progress | None = None,
+    workers: int = 1,
 ) -> Gait:
     """CMA-ES over the sinusoid parameters from a still start (zero amplitudes); same seed, same gait.
 
@@ -178,7 +226,29 @@ def find_gait(
     rollout cannot see a gait that turns around or stalls later (measured: a quadruped facing 0.97 of the
     way at 3 s faced backwards at 10 s), so the gait is chosen on the horizon it is judged on.
     progress (:data:`Progress`): told after every generation; it only reads, so a search with one finds
-    the same gait bit for bit as without; False from it raises :class:`GaitCancelled`."""
+    the same gait bit for bit as without; False from it raises :class:`GaitCancelled`.
+    workers: processes a generation's rollouts (and the judge's) are spread over (:func:`rollouts`); the
+    same gait bit for bit as one.  1 (the default) runs them here: on 2 shared cores the pool's start
+    (about a second per worker) and the copies of the model cost more than they save at small meshes."""
+    with rollouts(problem, workers) as evaluate:
+        return _search(
+            problem, generations, population, seed, sigma0, restarts, judge_steps, finalists, progress, evaluate
+        )
+
+
+def _search(
+    problem: GaitProblem,
+    generations: int,
+    population: int,
+    seed: int,
+    sigma0: float,
+    restarts: int,
+    judge_steps: int | None,
+    finalists: int,
+    progress: Progress | None,
+    evaluate: Callable[[np.ndarray, int | None], np.ndarray],
+) -> Gait:
+    """find_gait's body, with its rollouts' evaluator."""
     start = time.perf_counter()
     population = population or 4 + int(3 * np.log(problem.dimension))  # CMAES's default, to plan with
     planned = planned_evaluations(population, generations, restarts, judge_steps, finalists)
@@ -190,15 +260,23 @@ def find_gait(
             return False
         return True
 
-    def cost(x: np.ndarray) -> float:
-        J = rollout(problem, problem.sinusoids(x)).objective
-        return -J if np.isfinite(J) else np.inf
+    def costs(X: np.ndarray) -> np.ndarray:
+        J = evaluate(X, None)
+        return np.where(np.isfinite(J), -J, np.inf)
 
     keep = finalists if judge_steps is not None else 1
     runs = []
     for r in range(restarts):
         res = minimize(
-            cost, np.zeros(problem.dimension), sigma0, generations, population, restart_seed(seed, r), keep, told
+            lambda x: rollout_cost(problem, x),
+            np.zeros(problem.dimension),
+            sigma0,
+            generations,
+            population,
+            restart_seed(seed, r),
+            keep,
+            told,
+            costs,
         )
         if len(res.history) < generations:
             raise GaitCancelled(
@@ -212,8 +290,7 @@ def find_gait(
     evaluations = sum(res.evaluations for res in runs)
     judged = None
     if judge_steps is not None and candidates:
-        judge = replace(problem, steps=judge_steps)
-        scores = [rollout(judge, judge.sinusoids(x)).objective for x, _ in candidates]
+        scores = evaluate(np.array([x for x, _ in candidates]), judge_steps)
         evaluations += len(candidates)
         i = int(np.argmax(np.where(np.isfinite(scores), scores, -np.inf)))  # first best: deterministic
         (x, J), judged = candidates[i], float(scores[i])

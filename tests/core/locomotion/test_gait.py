@@ -130,3 +130,14 @@ def test_false_from_progress_cancels_with_one_line(small):
         find_gait(small, generations=2, population=4, seed=3, restarts=2, progress=stop_after_three)
     assert isinstance(info.value, SkinmodesError) and "\n" not in str(info.value)
     assert calls == [4, 8, 12]  # it stopped at once: no rollout after the "no"
+
+
+def test_rollouts_over_processes_find_the_same_gait_bit_for_bit(small):
+    """workers=2 spreads each generation's rollouts and the judge's over two spawned processes: the same
+    computation per rollout, so the same gait exactly (equality, not a tolerance)."""
+    kw = dict(generations=2, population=4, seed=3, restarts=2, judge_steps=45, finalists=2)
+    one = find_gait(small, **kw)
+    two = find_gait(small, **kw, workers=2)
+    np.testing.assert_array_equal(two.x, one.x)
+    np.testing.assert_array_equal(two.history, one.history)
+    assert two.objective == one.objective and two.judged == one.judged and two.evaluations == one.evaluations

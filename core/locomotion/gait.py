@@ -4,10 +4,11 @@ A rollout runs ``steps`` backward-Euler steps from rest on the ground and
 records the centre of mass and the forward axis, both read from Z (q x 3)
 in O(q) per step: nothing in the loop touches the mesh beyond its contact samples.  The search
 minimises -J over the 3 m k sinusoid parameters (``signal.decode``), one
-rollout per candidate, sequentially (the machine's two cores are shared; a
-process pool is the obvious next step where more are free).  Several seeded
-restarts and a judge (the finalists replayed over a longer rollout) make the
-found gait depend less on where one search's last bits happen to send it.
+rollout per candidate, here or over a pool of processes (``workers``: the
+same gait bit for bit).  Several seeded restarts and a judge (the finalists
+replayed over a longer rollout) make the found gait depend less on where one
+search's last bits happen to send it.  A progress callback hears every
+generation and may cancel the search (:class:`GaitCancelled`).
 """
 
 from __future__ import annotations

@@ -447,7 +447,8 @@ def read_character(
         if len(bad):  # before the zero check: NaN sums are not above zero either
             raise nan_weights_error(obj, bones[int(bad[0])], others=len(bad) - 1)
         total = W.sum(axis=1)
-        if not (total > MIN_WEIGHT_SUM).any():
+        from_bones = settings.physics_skin and settings.physics_skin_from == "BONES"  # needs no weights
+        if not (total > MIN_WEIGHT_SUM).any() and not from_bones:
             raise RigError(f"all bone weights of '{obj.name}' are zero; paint weights or parent with automatic weights")
         L0 = matrix(obj_in.matrix_world)[:3, :3]
         mesh_in = cast(bpy.types.Mesh, obj_in.data)

@@ -159,9 +159,12 @@ class SKINMODES_PT_physics(_Panel, bpy.types.Panel):
         s = settings(active_mesh(context))
         col = self.layout.column()
         col.active = s.physics_skin
+        col.prop(s, "physics_skin_from", text="From")
         col.prop(s, "secondary_motion")
-        col.prop(s, "pin_depth", slider=True)
-        col.prop(s, "pin_rigid")
+        weights = col.column()
+        weights.active = s.physics_skin_from == "WEIGHTS"  # from bones only, the pins are the seed's
+        weights.prop(s, "pin_depth", slider=True)
+        weights.prop(s, "pin_rigid")
         col.prop(s, "physics_gravity")
         if s.physics_skin and not s.secondary_motion:
             col.label(text="Bakes the physics skin alone (a deformer)", icon="INFO")

@@ -44,7 +44,7 @@ def character_drive(
     probes = guard_probes(model.X)
     if solver.physics_skin:
         notes = [] if posespace is None else [POSES_UNUSED]
-        physics = prepared.physics_rig(solver.pin_depth, solver.pin_rigid)
+        physics = prepared.physics_rig(solver.pin_depth, solver.pin_rigid, solver.physics_skin_from == "bones")
         gravity = GRAVITY / physical_scale(prepared, solver) if solver.physics_gravity else None  # E / rho as set
         physics.set_gravity(gravity, prepared.material.density)
         emb, T, keep = prepared.embedding, prepared.mesh.T, prepared.keep

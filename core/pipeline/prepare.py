@@ -162,6 +162,7 @@ class SolverSettings:
     pin_depth: float = float(core_default("pin_depth"))
     pin_rigid: bool = bool(core_default("pin_rigid"))
     physics_gravity: bool = bool(core_default("physics_gravity"))
+    physics_skin_from: str = str(core_default("physics_skin_from"))
     amount: float = float(core_default("amount"))
 
     def simulation(self) -> SimulationSettings:
@@ -197,7 +198,7 @@ class PreparedCharacter:
     posespace: PoseSpaceCharacter | None = field(default=None, repr=False)  # training poses' modes, if any
     leak_mask: np.ndarray | None = field(default=None, repr=False)  # (n,) the mask f the leak came from
     _omega0: dict[bool, float] = field(default_factory=dict, repr=False)
-    _physics: dict[tuple[float, bool], PhysicsRig] = field(default_factory=dict, repr=False)
+    _physics: dict[tuple[float, bool, bool], PhysicsRig] = field(default_factory=dict, repr=False)
 
     def slowest_frequency(self, arap: bool) -> float:
         """The model's slowest angular frequency (rad/s) as built, for ARAP or co-rotational; computed once."""
@@ -205,22 +206,26 @@ class PreparedCharacter:
             self._omega0[arap] = float(natural_frequencies(self.model, arap)[0])
         return self._omega0[arap]
 
-    def physics_rig(self, pin_depth: float, pin_rigid: bool = True) -> PhysicsRig:
-        """The character's physics skin (Song et al.), built once per pin choice (depth, rigid rule).
+    def physics_rig(self, pin_depth: float, pin_rigid: bool = True, from_bones: bool = False) -> PhysicsRig:
+        """The character's physics skin (Song et al.), built once per choice (pins; weights or bones only).
 
         Bones without a segment (a character read without its armature's bones)
         pin only their heaviest vertex each: the solve still runs, on fewer pins.
         """
-        key = (pin_depth, pin_rigid)
+        key = (pin_depth, pin_rigid, from_bones)
         if key not in self._physics:
             b = self.tet_bone_weights.shape[1]
             heads, tails = self.segments if self.segments is not None else (np.full((b, 3), np.nan),) * 2
             if heads.shape != (b, 3) or tails.shape != (b, 3):
                 raise RigError(f"bone segments must have shape ({b}, 3), one per weight column, got {heads.shape}")
             self._physics.clear()  # one at a time: each holds a factorisation
-            m = self.material
-            self._physics[key] = PhysicsRig.build(
-                self.mesh, self.tet_bone_weights, heads, tails, m.mu, m.lam, pin_depth, pin_rigid=pin_rigid
+            m, W = self.material, self.tet_bone_weights
+            if from_bones and not np.isfinite(heads).all(axis=1).any():
+                raise RigError("Physics Skin From Bones Only needs the armature's bones; none were read")
+            self._physics[key] = (
+                PhysicsRig.from_bones(self.mesh, W, heads, tails, m.mu, m.lam)
+                if from_bones
+                else PhysicsRig.build(self.mesh, W, heads, tails, m.mu, m.lam, pin_depth, pin_rigid=pin_rigid)
             )
         return self._physics[key]
 

@@ -87,7 +87,8 @@ def test_every_panel_draws_its_rows_on_a_skinned_mesh(addon, creature, capfd):
         "frame_start",
         "frame_end",
     ]
-    assert props(drawn["SKINMODES_PT_physics"]) == ["secondary_motion", "pin_depth", "pin_rigid", "physics_gravity"]
+    physics = ["physics_skin_from", "secondary_motion", "pin_depth", "pin_rigid", "physics_gravity"]
+    assert props(drawn["SKINMODES_PT_physics"]) == physics
     assert props(draw(bpy, addon.ui.SKINMODES_PT_physics.draw_header)) == ["physics_skin"]
     assert props(drawn["SKINMODES_PT_output"]) == ["live_preview", "output", "cache_dir"]
     assert operators(drawn["SKINMODES_PT_output"]) == ["skinmodes.bake"]

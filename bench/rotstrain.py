@@ -14,9 +14,11 @@ size not stated.  Here, on a clamped bar released under gravity from rest:
 * the RS error against the full-space co-rotational reference on the same
   bar and motion (``core/validation/rotstrain_bar.py``);
 * a sweep over |U~| (Taylor polynomial, converged Newton): error against ms
-  per step, plotted (``plots/rotstrain_error_vs_time.png``).  The skinning
-  eigenmode side of that plot (issue 27's comparison on rig motion) is not
-  here yet.
+  per step, plotted (``plots/rotstrain_error_vs_time.png``, first panel);
+* RS against skinning eigenmodes on the same meshes and rig motions
+  (``bench/rs_vs_modes.py``): paired times, errors, the leak into the rig's
+  space, seed 000 §9.4 checked, and both methods' sweeps in the plot's
+  second panel.
 
 One BLAS thread (the bench pins it); the machine is recorded in results.json.
 ``--quick`` runs the small validation bar for a few steps.
@@ -37,6 +39,7 @@ from core.rotstrain.solver import RSSimulator
 from core.rotstrain.transfer import RSMap
 from core.validation.rotstrain_bar import clamped_bar, full_space_trajectory
 
+from . import rs_vs_modes
 from .common import Context, Timing
 
 SEED = {"ms_per_step": 0.45, "precompute_s": 17.0, "modes": 5, "basis": 20, "cpu": "2.3 GHz", "exp": "Taylor (3, 0)"}
@@ -71,6 +74,37 @@ def _model(bar, modes: int):
     W, S = rs_vectors(bar.mesh, U)
     B = extended_basis(PoissonReconstruction(bar.mesh, bar.fixed), W, S, bar.masses)
     return W, S, ReducedFit.build(bar.mesh, B), B
+
+
+def _sweep(ctx: Context, bar, gravity: np.ndarray, steps: int, full: np.ndarray) -> list[dict]:
+    """Error against ms per step over the number of RS coordinates on the clamped bar (Taylor, Newton to tolerance)."""
+    sweep = []
+    for r in QUICK_SWEEP if ctx.quick else SWEEP:
+        Wr, Sr, fit_r, Br = _model(bar, r)
+        Kr = rs_stiffness(bar.mesh, bar.material, Sr)
+        sim = RSSimulator(
+            PolynomialMap(Wr, Sr, fit_r),
+            Kr,
+            H,
+            bar.masses.sum(),
+            bar.mesh.size(),
+            reduced_forces(Br, bar.masses, gravity),
+        )
+        _, seconds, its, xs = _steps(sim, steps)
+        u = np.einsum("sm,mai->sai", xs, Br)
+        mn = np.sqrt(np.einsum("a,sai,sai->s", bar.masses, u - full, u - full))
+        err = float(mn.max() / np.sqrt(np.einsum("a,sai,sai->s", bar.masses, full, full)).max())
+        sweep.append(
+            {
+                "modes": r,
+                "basis": len(Br),
+                "ms_per_step": Timing.of([1e3 * t for t in seconds]),
+                "newton_mean": float(np.mean(its)),
+                "error_vs_full_space": err,
+            }
+        )
+        ctx.log(f"  rotstrain sweep |U~| = {r}: {1e3 * np.median(seconds):.3g} ms/step, error {100 * err:.1f} %")
+    return sweep
 
 
 def run(ctx: Context) -> dict:
@@ -121,32 +155,7 @@ def run(ctx: Context) -> dict:
     tip = float(-full[:, :, 1].min())
     ctx.log(f"  rotstrain full space: {full_ms:.0f} ms/step, tip drop {tip:.2f} m")
 
-    sweep = []
-    for r in QUICK_SWEEP if ctx.quick else SWEEP:
-        Wr, Sr, fit_r, Br = _model(bar, r)
-        Kr = rs_stiffness(bar.mesh, bar.material, Sr)
-        sim = RSSimulator(
-            PolynomialMap(Wr, Sr, fit_r),
-            Kr,
-            H,
-            bar.masses.sum(),
-            bar.mesh.size(),
-            reduced_forces(Br, bar.masses, gravity),
-        )
-        _, seconds, its, xs = _steps(sim, steps)
-        u = np.einsum("sm,mai->sai", xs, Br)
-        mn = np.sqrt(np.einsum("a,sai,sai->s", bar.masses, u - full, u - full))
-        err = float(mn.max() / np.sqrt(np.einsum("a,sai,sai->s", bar.masses, full, full)).max())
-        sweep.append(
-            {
-                "modes": r,
-                "basis": len(Br),
-                "ms_per_step": Timing.of([1e3 * t for t in seconds]),
-                "newton_mean": float(np.mean(its)),
-                "error_vs_full_space": err,
-            }
-        )
-        ctx.log(f"  rotstrain sweep |U~| = {r}: {1e3 * np.median(seconds):.3g} ms/step, error {100 * err:.1f} %")
+    sweep = _sweep(ctx, bar, gravity, steps, full)
     result = {
         "vertices": bar.mesh.n,
         "tets": bar.mesh.t,
@@ -162,6 +171,7 @@ def run(ctx: Context) -> dict:
         "full_space_tip_drop_m": tip,
         "sweep": sweep,
         "seed": SEED,
+        "comparison": rs_vs_modes.run(ctx),
     }
     try:
         _plot(ctx, result)
@@ -178,7 +188,9 @@ def _plot(ctx: Context, res: dict) -> None:
 
     ms = [r["ms_per_step"].median for r in res["sweep"]]
     err = [100 * r["error_vs_full_space"] for r in res["sweep"]]
-    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    both = "comparison" in res
+    fig, axes = plt.subplots(1, 2 if both else 1, figsize=(12.0 if both else 6.4, 4.0), squeeze=False)
+    ax = axes[0, 0]
     ax.plot(ms, err, "-o", label="RS coordinates, Taylor (3, 0) polynomial")
     for r, x, y in zip(res["sweep"], ms, err):
         ax.annotate(f"|U~|={r['modes']}", (x, y), textcoords="offset points", xytext=(4, 4), fontsize=8)
@@ -189,6 +201,8 @@ def _plot(ctx: Context, res: dict) -> None:
     ax.set_ylabel("error vs full space [%]")
     ax.set_title(f"Clamped bar, {res['vertices']:,} vertices, {res['steps']} steps under gravity")
     ax.legend(fontsize=8)
+    if both:
+        rs_vs_modes.plot_panel(axes[0, 1], res["comparison"])
     fig.tight_layout()
     fig.savefig(ctx.plot_path("rotstrain_error_vs_time"), dpi=100)
     plt.close(fig)
@@ -235,4 +249,6 @@ def report_lines(p: dict) -> list[str]:
             f"{r['newton_mean']:.1f} | {100 * r['error_vs_full_space']:.2f} % |"
         )
     L += ["", "![RS error against time per step](plots/rotstrain_error_vs_time.png)", ""]
+    if "comparison" in p:
+        L += rs_vs_modes.report_lines(p["comparison"], p.get("sweep"))
     return L

@@ -54,6 +54,7 @@ from testkit.limb import HEADS, JOINTS, LENGTH, POISSON, TAILS, YOUNGS, build_ri
 from .common import Context, markdown_table, time_calls
 from .paired import paired_ratio, palindrome
 from .peers.pinning import pin_threads
+from .physskin_sources import energy_table, source_row, sources_behind, sources_report_lines, sources_summary
 
 BEND_DEG, TWIST_DEG = 120.0, 180.0
 
@@ -296,6 +297,9 @@ def run(ctx: Context) -> dict:
     else:
         vmesh, twists, bends = cylinder_mesh(32, 8), np.arange(0.0, 181.0, 15.0), np.arange(0.0, 151.0, 15.0)
     volume = volume_sweeps(vmesh, twists, bends)
+    motion = [limb_pose(BEND_DEG * s, TWIST_DEG * s) for s in np.linspace(0.0, 1.0, frames)]
+    sources = [source_row(ctx, cells, motion, max(1, rounds // 3)) for cells in (QUICK_SIZES if q else SIZES)]
+    energy = energy_table(QUICK_SIZES[1] if q else SIZES[0], 1 if q else 3)
     last = volume["twist"][-1]
     ctx.log(
         f"  physskin volume at {last['angle_deg']:.0f}° twist: "
@@ -304,6 +308,8 @@ def run(ctx: Context) -> dict:
     result = {
         "rows": rows,
         "volume": volume,
+        "sources": sources,
+        "energy": energy,
         "motion": {"bend_deg": BEND_DEG, "twist_deg": TWIST_DEG, "frames": frames},
         "poisson": POISSON,
         "pin_depth": float(core_default("pin_depth")),
@@ -355,7 +361,8 @@ def summary_rows(p: dict) -> list[list[str]]:
             f"{f['arap']:.3g} / {f['shipped']:.3g} / {f['direct']:.3g} fps "
             f"(physics-skinning paper's {seed[0]} model: {seed[3]} fps on its own machine)",
             f"shipped {speedup:.1f}× the refactor, paired; goal ≥ {GOAL_FPS:g} fps",
-        ]
+        ],
+        *([sources_summary(p)] if "sources" in p else []),
     ]
 
 
@@ -377,7 +384,7 @@ def behind(p: dict) -> list[str]:
             f"Physics skin (as shipped: blended rotations, ν = 0.45, volume step) changes the volume by "
             f"{last['shipped']['volume_change_pct']:+.2f} % at a 180° twist (goal within ±{VOLUME_GOAL_PCT:g} %)."
         )
-    return out
+    return out + (sources_behind(p) if "sources" in p else [])
 
 
 def report_lines(p: dict) -> list[str]:
@@ -551,6 +558,8 @@ def report_lines(p: dict) -> list[str]:
                     ]
                 )
     L += markdown_table(head, body)
+    if "sources" in p:
+        L += sources_report_lines(p, markdown_table)
     L += [
         "![physics skin frame rate](plots/physskin_fps.png)",
         "",

@@ -87,3 +87,23 @@ def test_report_has_the_section_its_plots_and_the_seed(quick_physskin):
     for p in res["plots"]:
         assert (out / p).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"({p})" in report
+
+
+def test_sources_and_energies_are_there_with_their_pinned_shares(quick_physskin):
+    """Issue 30: every source's fps comes with its pinned share; from bones only pins a few percent, smooth
+    weights fewer than hat weights; the energy table has every energy at every pose, finite."""
+    from bench.physskin_sources import ENERGIES, ENERGY_POSES, SOURCES
+
+    res, out = quick_physskin
+    p = res["sections"]["physskin"]
+    for row in p["sources"]:
+        assert set(row["fps"]) == set(row["pinned_share"]) == set(row["volume_steps"]) == set(SOURCES)
+        assert all(v > 0 for v in row["fps"].values())
+        assert row["pinned_share"]["smooth"] < row["pinned_share"]["hat"]
+        assert all(steps[1] <= row["step_cap"] for steps in row["volume_steps"].values())
+    e = p["energy"]
+    assert [(r["bend"], r["twist"]) for r in e["rows"]] == [tuple(x) for x in ENERGY_POSES]
+    for r in e["rows"]:
+        assert set(ENERGIES) <= set(r) and all(r[k]["fps"] > 0 for k in ENERGIES)
+    report = (out / "REPORT.md").read_text()
+    assert "By source (issue 30)" in report and "% pinned" in report and "mixed energy" in report

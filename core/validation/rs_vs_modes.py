@@ -135,7 +135,7 @@ def limb_scene(
     used = np.unique(T[keep])
     index = np.full(len(X), -1)
     index[used] = np.arange(len(used))
-    W = weights[np.ix_(used, bones)]
+    W = weights[used][:, bones]
     W = W / W.sum(axis=1, keepdims=True)
     return RigScene(name, TetMesh.from_arrays(X[used], index[T[keep]]), W, A[:, bones], h)
 

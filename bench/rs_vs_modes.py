@@ -47,7 +47,7 @@ CLUSTERS = int(BY_NAME["clusters"].default)
 ROUNDS = 5
 LIMB_DUMP = ROOT / "build" / "rigs" / "cesium_man.npz"
 LIMB_BONES = ("Node_13", "Node_14", "Node_15")  # CesiumMan's left upper arm, forearm, hand
-LIMB_TETS = 12000  # the whole character's target; the arm gets about 700 of them
+LIMB_TETS = 12000  # the whole character's (lattice mesher: one mesh with or without fTetWild); the arm: 680
 LIMB_FRAMES = 38  # the walk's first 1.5 s at 24 fps, one step per frame
 SWEEP_RS = (2, 3, 4, 5, 6, 8, 10, 12)
 SWEEP_MODES = (1, 2, 4, 8, 16, 32)
@@ -66,7 +66,7 @@ def limb(ctx: Context) -> rv.RigScene | None:
             ctx.log(f"  rs_vs_modes: no character limb ({proc.stderr.strip().splitlines()[-1:]})")
             return None
     d = np.load(LIMB_DUMP)
-    tet = cached_tet_mesh(d["rest"], d["faces"], LIMB_TETS, "auto", "join", None, [])
+    tet = cached_tet_mesh(d["rest"], d["faces"], LIMB_TETS, "lattice", "join", None, [])
     W = volume_bone_weights(tet.X, tet.T, d["rest"], d["faces"], d["bone_weights"])
     names = [str(n) for n in d["bone_names"]]
     A = np.array([transforms_from_parameters(p) for p in d["p"][:LIMB_FRAMES]])

@@ -94,6 +94,9 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
+from ..contact.colliders import Ground, MeshCollider
+from ..contact.penalty import ContactRows, concatenate
+from ..contact.surface import PASSES, SurfaceContact
 from ..errors import SimulationError
 from ..geometry.size import character_size
 from ..linalg import rows
@@ -264,7 +267,8 @@ class _StepTerms:
 
     ref: the elastic reference; Fr (9, r): the rig's cluster gradients;
     z: the state now; zh: the inertial prediction 2 z - z_prev; dq: the rig's
-    momentum change q - (2 q_now - q_before); Z0: the global step's constant part.
+    momentum change q - (2 q_now - q_before); Z0: the global step's constant part;
+    contact: the step's contact rows (:mod:`core.contact.penalty`), None without contact.
     """
 
     ref: _Reference
@@ -273,6 +277,7 @@ class _StepTerms:
     zh: np.ndarray
     dq: np.ndarray
     Z0: np.ndarray
+    contact: ContactRows | None = None
 
 
 @dataclass(frozen=True)
@@ -319,8 +324,12 @@ def _twists(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 class Simulator:
     """Steps a :class:`ReducedModel` forward in time."""
 
-    def __init__(self, model: ReducedModel, settings: SimulationSettings | None = None) -> None:
+    def __init__(
+        self, model: ReducedModel, settings: SimulationSettings | None = None, contact: SurfaceContact | None = None
+    ) -> None:
+        """contact: the surface's contact samples; the obstacles come per step (``step(obstacles=...)``)."""
         self.model = model
+        self.contact = contact
         self.settings = (settings or SimulationSettings()).validated()
         s = self.settings
         self.arap = uses_arap(s.material, model)
@@ -496,6 +505,8 @@ class Simulator:
             e += 0.5 * sys.ch * float(np.vdot(dz, dz @ self._A_M))
         if self._gravity is not None:
             e -= float(np.vdot(Z, self._gravity))
+        if t.contact is not None:
+            e += t.contact.energy(Z)
         return e
 
     # ------------------------------------------------------------------ the two halves of an iteration
@@ -546,12 +557,16 @@ class Simulator:
         record: list[float] | None = None,
         stiffness_scale: float | None = None,
         damping: float | None = None,
+        obstacles: list[Ground | MeshCollider] | None = None,
     ) -> tuple[SimState, StepReport]:
         """Advance one time step to the rig pose p (LBS parameters) or rig positions x_rig (n, 3).
 
         stiffness_scale, damping: this step's values when they are animated
         (default: the settings').  ``record``, if given, receives the energy
         after every local and every global step (tests of monotonicity).
+        obstacles: the ground and colliders at this step's time, pushing the
+        surface's samples out (needs a ``contact``; module doc of
+        :mod:`core.contact.penalty`).
         Raises :class:`SimulationError` naming ``frame`` on non-finite input or blow-up.
         """
         where = f"frame {frame:g}: " if frame is not None else f"step {state.step + 1}: "
@@ -564,12 +579,55 @@ class Simulator:
                 s.damping if damping is None else damping,
             )
         q, Fr, bL, const = self._rig_terms(p, x_rig)
-        terms = self._terms(sys, state, q, Fr, self._elastic_reference(Fr, bL, const))
+        terms = self._with_contact(
+            self._terms(sys, state, q, Fr, self._elastic_reference(Fr, bL, const)), state, p, x_rig, obstacles
+        )
         solve = self._solve_arap if self.arap else self._solve_corotational
         Z, report = solve(sys, terms, record)
+        if self.contact is not None and obstacles:
+            Z, report = self._relinearised(sys, terms, record, Z, report, p, x_rig, obstacles)
         z = np.ascontiguousarray(Z.T)
         self._check(z, where, report)
         return SimState(z=z, z_prev=state.z, q=q, q_prev=state.q, step=state.step + 1), report
+
+    def _with_contact(
+        self,
+        t: _StepTerms,
+        state: SimState,
+        p: np.ndarray | None,
+        x_rig: np.ndarray | None,
+        obstacles: list[Ground | MeshCollider] | None,
+    ) -> _StepTerms:
+        """The step's terms with its contact rows, where there is contact and an obstacle near."""
+        if self.contact is None or not obstacles:
+            return t
+        x_s = self.contact.rig_positions(p, x_rig)
+        found = self.contact.rows(x_s, state.z.T, state.z_prev.T, obstacles)
+        return t if found is None else replace(t, contact=found)
+
+    def _relinearised(
+        self,
+        sys: _System,
+        t: _StepTerms,
+        record: list[float] | None,
+        Z: np.ndarray,
+        report: StepReport,
+        p: np.ndarray | None,
+        x_rig: np.ndarray | None,
+        obstacles: list[Ground | MeshCollider],
+    ) -> tuple[np.ndarray, StepReport]:
+        """The step solved again while its solution Z (3 x 4m) violates planes it was not given (a sample
+        that crossed onto another face of a collider): those join its rows (:mod:`core.contact.surface`)."""
+        assert self.contact is not None
+        x_s = self.contact.rig_positions(p, x_rig)
+        solve = self._solve_arap if self.arap else self._solve_corotational
+        for _ in range(PASSES):
+            extra = self.contact.violated(x_s, Z, obstacles)
+            if extra is None:
+                break
+            t = replace(t, contact=extra if t.contact is None else concatenate([t.contact, extra]))
+            Z, report = solve(sys, t, record)
+        return Z, report
 
     def _solve_arap(self, sys: _System, t: _StepTerms, record: list[float] | None) -> tuple[np.ndarray, StepReport]:
         """Local-global iterations: rotations, then one prefactored solve; monotone in the energy.
@@ -585,6 +643,11 @@ class Simulator:
         LOCAL_GLOBAL_BUDGET (an iteration costs ~0.1 ms, a Newton iteration
         ~1.5 ms) or than the cap leaves room for, the step goes on with the
         Newton of the co-rotational path (1-3 iterations) from where it is.
+
+        With contact the global step minimises the majoriser plus the contact
+        rows exactly (a piecewise quadratic, :meth:`ContactRows.minimise`), so
+        the energy still never increases; the gradient at Z is then
+        H (Z - Z_free) plus the rows' own, with Z_free the global step without them.
         """
         observe = self._energy_observer(sys, t, record)
         tol = self.settings.tolerance * self._size
@@ -596,10 +659,14 @@ class Simulator:
             T = self._local(F, t.ref.S)
             observe(Z, F, T)
             Z_new = self._global(sys.K_R, T, t.Z0)
+            g = None
+            if t.contact is not None:
+                g = (Z - Z_new) @ sys.H + t.contact.gradient(Z)
+                Z_new = t.contact.minimise(sys.H, Z_new, Z)
             F = self._gradients(Z_new, t.Fr)
             observe(Z_new, F, T)  # with the last local step's rotations
             if tol > 0.0:
-                residual = self._residual((Z - Z_new) @ sys.H)
+                residual = self._residual((Z - Z_new) @ sys.H if g is None else g)
             elif it == n_iter:  # with tolerance 0 only the final update is reported
                 residual = self._rms(Z_new - Z)
             Z = Z_new
@@ -763,8 +830,11 @@ class Simulator:
         coefs[arap_twists] = np.maximum(coefs[arap_twists], (-sys.mu2[:, None] / norm2).ravel())
         projected = np.concatenate(coefs)
         volume = slice(0, r if sys.lam.any() else 0)
+        contact = None if t.contact is None else t.contact.hessian(point.Z)  # convex: never breaks definiteness
         for coef, use in ((exact, slice(None)), (projected, slice(None)), (exact, volume)):
             A = (V[use].T * coef[use]) @ V[use]
+            if contact is not None:
+                A += contact
             for i in range(3):  # I3 (x) H: three diagonal blocks
                 A[i * q : (i + 1) * q, i * q : (i + 1) * q] += sys.H
             try:
@@ -777,7 +847,8 @@ class Simulator:
     def _gradient(self, sys: _System, t: _StepTerms, point: _Point) -> np.ndarray:
         """dE/dZ (3 x 4m) at ``point``: the global step with the volume force frozen is Z - H^-1 g."""
         W = point.T * sys.mu2 - point.Rv * (sys.lam * (point.s - t.ref.s_ref))
-        return (point.Z - self._global(sys.K_F, W, t.Z0)) @ sys.H
+        g = (point.Z - self._global(sys.K_F, W, t.Z0)) @ sys.H
+        return g if t.contact is None else g + t.contact.gradient(point.Z)
 
     def step_residual(
         self,
@@ -787,6 +858,7 @@ class Simulator:
         x_rig: np.ndarray | None = None,
         stiffness_scale: float | None = None,
         damping: float | None = None,
+        obstacles: list[Ground | MeshCollider] | None = None,
     ) -> float:
         """The residual (m, module doc) of the step from ``state`` to the rig pose at secondary motion z (4m x 3).
 
@@ -798,6 +870,7 @@ class Simulator:
         )
         q, Fr, bL, const = self._rig_terms(p, x_rig)
         t = self._terms(sys, state, q, Fr, self._elastic_reference(Fr, bL, const))
+        t = self._with_contact(t, state, p, x_rig, obstacles)
         Z = np.asarray(z, dtype=np.float64).T
         return self._residual(self._gradient(sys, t, self._evaluate(sys, t, Z, self._gradients(Z, Fr))))
 
@@ -908,4 +981,4 @@ class Simulator:
         return new
 
     def with_settings(self, **changes: object) -> Simulator:
-        return Simulator(self.model, replace(self.settings, **changes))  # type: ignore[arg-type]
+        return Simulator(self.model, replace(self.settings, **changes), self.contact)  # type: ignore[arg-type]

@@ -54,6 +54,7 @@ from testkit.limb import HEADS, JOINTS, LENGTH, POISSON, TAILS, YOUNGS, build_ri
 from .common import Context, markdown_table, time_calls
 from .paired import paired_ratio, palindrome
 from .peers.pinning import pin_threads
+from .physskin_autoweights import figures_in_own_process
 from .physskin_sources import energy_table, source_row, sources_behind, sources_report_lines, sources_summary
 
 BEND_DEG, TWIST_DEG = 120.0, 180.0
@@ -300,6 +301,7 @@ def run(ctx: Context) -> dict:
     motion = [limb_pose(BEND_DEG * s, TWIST_DEG * s) for s in np.linspace(0.0, 1.0, frames)]
     sources = [source_row(ctx, cells, motion, max(1, rounds // 3)) for cells in (QUICK_SIZES if q else SIZES)]
     energy = energy_table(QUICK_SIZES[1] if q else SIZES[0], 1 if q else 3)
+    autoweights = None if q else figures_in_own_process()  # imports bpy: a child process, about 15 s
     last = volume["twist"][-1]
     ctx.log(
         f"  physskin volume at {last['angle_deg']:.0f}° twist: "
@@ -310,6 +312,7 @@ def run(ctx: Context) -> dict:
         "volume": volume,
         "sources": sources,
         "energy": energy,
+        "autoweights": autoweights,
         "motion": {"bend_deg": BEND_DEG, "twist_deg": TWIST_DEG, "frames": frames},
         "poisson": POISSON,
         "pin_depth": float(core_default("pin_depth")),

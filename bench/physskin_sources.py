@@ -118,7 +118,7 @@ def source_row(ctx: Any, cells: tuple[int, int], poses: list[np.ndarray], rounds
     }
     ctx.log(
         f"  physskin sources n={mesh.n}: "
-        + ", ".join(f"{k} {row['fps'][k]:.3g} fps ({100 * row['pinned_share'][k]:.1f} % pinned)" for k in rigs)
+        + ", ".join(f"{k} {row['fps'][k]:.3g} fps ({100 * row['pinned_share'][k]:.2g} % pinned)" for k in rigs)
     )
     return row
 
@@ -197,7 +197,7 @@ GOAL_VERTICES = 6000
 
 def _fps_pins(row: dict[str, Any], k: str) -> str:
     lo, hi = row["fps_range"][k]
-    return f"{row['fps'][k]:.3g} ({lo:.3g}–{hi:.3g}), {100 * row['pinned_share'][k]:.1f} % pinned"
+    return f"{row['fps'][k]:.3g} ({lo:.3g}–{hi:.3g}), {100 * row['pinned_share'][k]:.2g} % pinned"
 
 
 def goal_row(p: dict[str, Any]) -> dict[str, Any]:
@@ -211,7 +211,7 @@ def sources_summary(p: dict[str, Any]) -> list[str]:
     return [
         f"physics skin as shipped by source, {r['vertices']:,} vertices, same motion: hat weights / smooth "
         "weights / from bones only (no weights)",
-        " / ".join(f"{r['fps'][k]:.3g} fps ({100 * r['pinned_share'][k]:.1f} % pinned)" for k in SOURCES),
+        " / ".join(f"{r['fps'][k]:.3g} fps ({100 * r['pinned_share'][k]:.2g} % pinned)" for k in SOURCES),
         f"goal ≥ {GOAL_FPS:g} fps with smooth weights (issue 30)",
     ]
 
@@ -248,7 +248,22 @@ def sources_report_lines(p: dict[str, Any], table: Callable[[list[str], list[lis
             for r in rows
         ],
     )
-    return L + _energy_lines(p["energy"], table)
+    L += _energy_lines(p["energy"], table)
+    a = p.get("autoweights")
+    if a:
+        from .physskin_autoweights import REGIONS, report_rows
+
+        L += [
+            f"**From bones only against Blender's Automatic Weights** ({a['character']}, the elbow "
+            f"{a['elbow'][0]} → {a['elbow'][1]} bent 90° in the rest pose, the add-on's tet mesh, "
+            f"{a['automatic_tets']:,} tets): Blender's one-click weights (bone heat) under linear blend skinning "
+            "against the physics skin from bones only, which uses no weights; the painted weights beside them.  "
+            "Regions by the bones' distance weights: the bent limb (both bones above a half) and the joint "
+            "(each above 5 %).",
+            "",
+        ]
+        L += table(["method", *[f"{r}: ΔV, inverted" for r in REGIONS.values()], "pinned"], report_rows(a))
+    return L
 
 
 def _energy_lines(e: dict[str, Any], table: Callable[[list[str], list[list[Any]]], list[str]]) -> list[str]:

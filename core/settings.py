@@ -505,6 +505,44 @@ SETTINGS: tuple[Setting, ...] = (
         "simulation",
         "solver",
     ),
+    # Contact (issue 29) --------------------------------------------------------
+    Setting(
+        "ground",
+        "Ground",
+        "A ground plane pushes the jiggling surface out and holds it with friction (the rig itself is never moved)",
+        False,
+        "contact",
+        "solver",
+    ),
+    Setting(
+        "ground_height",
+        "Ground Height",
+        "Height of the ground plane along the world's Z axis, in scene units",
+        0.0,
+        "contact",
+        "solver",
+        minimum=-1e6,
+        maximum=1e6,
+    ),
+    Setting(
+        "colliders",
+        "Colliders",
+        "A collection whose mesh objects (give them Collision physics) push the jiggling surface out, "
+        "read at every frame, animated or not; empty: none",
+        "",
+        "contact",
+        "solver",
+    ),
+    Setting(
+        "contact_friction",
+        "Friction",
+        "Coulomb friction of the ground and the colliders: 0 slides freely, 1 grips",
+        0.5,
+        "contact",
+        "solver",
+        minimum=0.0,
+        maximum=2.0,
+    ),
     # Physics skin -------------------------------------------------------------
     Setting(
         "physics_skin",

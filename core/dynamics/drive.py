@@ -21,6 +21,8 @@ from typing import Protocol, TypeVar
 
 import numpy as np
 
+from ..contact.colliders import Ground, MeshCollider
+from ..contact.surface import ContactSettings, SurfaceContact
 from ..subspace.reduced import ReducedModel
 from .reconstruct import Reconstructor
 from .simulator import SimState, SimulationSettings, Simulator, StepReport
@@ -103,7 +105,10 @@ class RigDrive:
 
     model: the reduced model; settings: the solver's; rig: p at an integer frame;
     reconstructor: the render vertices' reconstruction; probes: indices (p,) of the
-    tet vertices the guard watches.
+    tet vertices the guard watches; obstacles: the ground and colliders at a
+    (fractional) frame, pushing the surface out (:mod:`core.contact`; None: no
+    contact) with Coulomb ``friction``.  Contact acts on the secondary motion
+    only: where the rig itself pushes the skin into an obstacle, the rig wins.
     """
 
     jiggles = True
@@ -115,8 +120,12 @@ class RigDrive:
         rig: Callable[[int], np.ndarray],
         reconstructor: Reconstructor,
         probes: np.ndarray,
+        obstacles: Callable[[float], list[Ground | MeshCollider]] | None = None,
+        friction: float = ContactSettings.friction,
     ) -> None:
-        self.simulator = Simulator(model, settings)
+        contact = None if obstacles is None else SurfaceContact(model, settings.time_step, ContactSettings(friction))
+        self.simulator = Simulator(model, settings, contact)
+        self.obstacles = obstacles
         self.rig = rig
         self.reconstructor = reconstructor
         self._probe_basis = model.basis(model.weights[probes], model.X[probes])
@@ -141,7 +150,10 @@ class RigDrive:
     def step(
         self, state: SimState, sample: np.ndarray, frame: float, stiffness_scale: float, damping: float
     ) -> tuple[SimState, StepReport]:
-        return self.simulator.step(state, p=sample, frame=frame, stiffness_scale=stiffness_scale, damping=damping)
+        obstacles = None if self.obstacles is None else self.obstacles(frame)
+        return self.simulator.step(
+            state, p=sample, frame=frame, stiffness_scale=stiffness_scale, damping=damping, obstacles=obstacles
+        )
 
     def probe_displacement(self, state: SimState, frame: int) -> np.ndarray:
         return self._probe_basis @ state.z

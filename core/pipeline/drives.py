@@ -24,6 +24,9 @@ from .prepare import PoseSpaceCharacter, PreparedCharacter, SolverSettings, phys
 RS_MODES = 8
 
 POSES_UNUSED = "the training poses are not used with Physics Skin on: its shape, not the bones, drives the jiggle"
+CONTACT_UNUSED = (
+    "the ground and colliders act on the bones' jiggle only, not yet with {what}; contact is off for this character"
+)
 
 
 def character_drive(
@@ -37,13 +40,19 @@ def character_drive(
     rig: LBS parameters (12 b,) at an integer frame.  Physics Skin on: its shape drives the
     jiggle (the training poses, if any, are left out, and a line says so); else the training
     poses (:func:`core.pipeline.poses.prepare_pose_space`) blend the subspace at each pose;
-    else the bones' linear blend skinning drives it.
+    else the bones' linear blend skinning drives it, with the ground and colliders of
+    ``solver.obstacles()`` when there are any (:mod:`core.contact`).
     """
     settings = solver.simulation()
     model = prepared.model
     probes = guard_probes(model.X)
+    obstacles = solver.obstacles()
+    if obstacles and (solver.physics_skin or posespace is not None):
+        contact_note = [CONTACT_UNUSED.format(what="Physics Skin" if solver.physics_skin else "training poses")]
+    else:
+        contact_note = []
     if solver.physics_skin:
-        notes = [] if posespace is None else [POSES_UNUSED]
+        notes = contact_note + ([] if posespace is None else [POSES_UNUSED])
         physics = prepared.physics_rig(solver.pin_depth, solver.pin_rigid, solver.physics_skin_from == "bones")
         gravity = GRAVITY / physical_scale(prepared, solver) if solver.physics_gravity else None  # E / rho as set
         physics.set_gravity(gravity, prepared.material.density)
@@ -53,8 +62,11 @@ def character_drive(
         )
         return drive, notes
     if posespace is not None:
-        return PoseSpaceDrive(posespace.model, settings, rig, posespace.render, posespace.probes), []
-    return RigDrive(model, settings, rig, prepared.reconstructor, probes), []
+        return PoseSpaceDrive(posespace.model, settings, rig, posespace.render, posespace.probes), contact_note
+    if not obstacles:
+        return RigDrive(model, settings, rig, prepared.reconstructor, probes), []
+    drive = RigDrive(model, settings, rig, prepared.reconstructor, probes, obstacles.at, solver.contact_friction)
+    return drive, []
 
 
 def rotstrain_drive(

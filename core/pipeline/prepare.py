@@ -20,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..contact.colliders import Ground
+from ..contact.scene import ColliderTrack, Obstacles
 from ..dynamics.reconstruct import Reconstructor
 from ..dynamics.simulator import FILM_FPS, SimulationSettings
 from ..dynamics.wobble import natural_frequencies
@@ -141,6 +143,9 @@ class SolverSettings:
     starts mid-motion starts with its flesh already in motion.
     reset_at_cuts: at a rig discontinuity (see JUMP_WARNING) restart the
     simulation at rest on the new pose instead of flinging the flesh.
+    ground, ground_height (m, world Z), colliders (a collection's name),
+    contact_friction, collider_tracks: what the surface touches (issue 29,
+    :mod:`core.contact`); off by default.
     """
 
     # User settings default as core/settings.py defines them; the rest as the solver's own settings.
@@ -164,6 +169,18 @@ class SolverSettings:
     physics_gravity: bool = bool(core_default("physics_gravity"))
     physics_skin_from: str = str(core_default("physics_skin_from"))
     amount: float = float(core_default("amount"))
+    ground: bool = bool(core_default("ground"))
+    ground_height: float = float(core_default("ground_height"))
+    colliders: str = str(core_default("colliders"))
+    contact_friction: float = float(core_default("contact_friction"))
+    # The colliders' meshes over the shot, in the simulation's space (read per frame by the add-on);
+    # not a setting: data, never compared (what staleness compares is the collection's name).
+    collider_tracks: tuple[ColliderTrack, ...] = field(default=(), compare=False, repr=False)
+
+    def obstacles(self) -> Obstacles:
+        """The ground (when on; its height is in metres here) and the colliders the surface touches."""
+        ground = Ground(height=self.ground_height) if self.ground else None
+        return Obstacles(ground, self.collider_tracks)
 
     def simulation(self) -> SimulationSettings:
         """The solver's settings; the stiffness scale and damping are set per frame by FrameSimulation."""

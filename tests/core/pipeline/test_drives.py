@@ -102,3 +102,35 @@ def test_a_stored_gait_drives_a_boneless_mesh_through_the_frame_loop(tmp_path):
     )
     with pytest.raises(SimulationError, match="another mesh"):
         locomotion_drive(moved, solver, gait, 1, "'Blob'")
+
+
+def test_the_ground_acts_through_the_rig_drive_and_is_off_by_default(prepared):
+    """Ground on (just under the character): the rig's drive carries it, and the swinging flesh stays above
+    it (1 % of the size); off, the frame loop runs the plain rig drive, bit for bit the same as before."""
+    X = prepared.model.X
+    floor = float(X[:, 2].min())
+    plain = FrameSimulation(prepared, SolverSettings(), 1, 12, swing)
+    assert plain.drive.obstacles is None
+    solver = SolverSettings(ground=True, ground_height=floor)
+    sim = FrameSimulation(prepared, solver, 1, 12, swing)
+    assert sim.drive.obstacles is not None and sim.warnings == []
+    lowest = min(
+        float((sim.drive.simulator.displacement(sim.state(f)) + rig_positions(prepared, f))[:, 2].min())
+        for f in range(1, 13)
+    )
+    assert floor - lowest <= 0.01 * sim.size
+
+
+def rig_positions(prepared, frame):
+    from core.model.rig import lbs_basis, rig_matrix
+
+    m = prepared.model
+    return lbs_basis(m.rig_weights, m.X) @ rig_matrix(swing(frame))
+
+
+def test_contact_with_the_physics_skin_or_poses_says_it_is_off(skinned):
+    ps = prepare_pose_space(skinned, swing(2 * np.pi)[None], frames=[9])
+    on = SolverSettings(ground=True)
+    assert any("contact is off" in w for w in FrameSimulation(skinned, on, 1, 3, swing, posespace=ps).warnings)
+    solver = SolverSettings(ground=True, physics_skin=True)
+    assert any("not yet with Physics Skin" in w for w in FrameSimulation(skinned, solver, 1, 3, swing).warnings)

@@ -252,6 +252,27 @@ class SKINMODES_PT_inspect(_Panel, bpy.types.Panel):
         row.operator("skinmodes.hide_mode", text="", icon="X")
 
 
+class SKINMODES_PT_contact(_Panel, bpy.types.Panel):
+    """The ground and collider objects pushing the jiggle out (issue 29); the rig itself is never moved."""
+
+    bl_label = "Contact"
+    bl_parent_id = "SKINMODES_PT_main"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context: bpy.types.Context) -> None:
+        s = settings(active_mesh(context))
+        col = self.layout.column()
+        row = col.row(align=True)
+        row.prop(s, "ground")
+        sub = row.row(align=True)
+        sub.active = s.ground
+        sub.prop(s, "ground_height", text="Height")
+        col.prop_search(s, "colliders", bpy.data, "collections")
+        col.prop(s, "contact_friction")
+        if s.colliders:
+            col.label(text="Give the colliders Collision physics", icon="INFO")
+
+
 CLASSES = (
     SKINMODES_PT_main,
     SKINMODES_PT_material,
@@ -262,6 +283,7 @@ CLASSES = (
     SKINMODES_PT_posespace,
     SKINMODES_PT_output,
     SKINMODES_PT_inspect,
+    SKINMODES_PT_contact,
 )
 
 

@@ -143,9 +143,9 @@ class SolverSettings:
     starts mid-motion starts with its flesh already in motion.
     reset_at_cuts: at a rig discontinuity (see JUMP_WARNING) restart the
     simulation at rest on the new pose instead of flinging the flesh.
-    ground, ground_height (m, world Z), colliders (a collection's name),
-    contact_friction, collider_tracks: what the surface touches (issue 29,
-    :mod:`core.contact`); off by default.
+    ground, ground_height (world Z, scene units: times ``world_unit`` in metres),
+    colliders (a collection's name), contact_friction, collider_tracks: what
+    the surface touches (issue 29, :mod:`core.contact`); off by default.
     """
 
     # User settings default as core/settings.py defines them; the rest as the solver's own settings.
@@ -173,13 +173,14 @@ class SolverSettings:
     ground_height: float = float(core_default("ground_height"))
     colliders: str = str(core_default("colliders"))
     contact_friction: float = float(core_default("contact_friction"))
-    # The colliders' meshes over the shot, in the simulation's space (read per frame by the add-on);
-    # not a setting: data, never compared (what staleness compares is the collection's name).
+    # The colliders' meshes over the shot, in the simulation's space (read per frame by the add-on), and
+    # metres per scene unit; not settings: data, never compared (staleness compares the collection's name).
     collider_tracks: tuple[ColliderTrack, ...] = field(default=(), compare=False, repr=False)
+    world_unit: float = field(default=1.0, compare=False, repr=False)
 
     def obstacles(self) -> Obstacles:
-        """The ground (when on; its height is in metres here) and the colliders the surface touches."""
-        ground = Ground(height=self.ground_height) if self.ground else None
+        """The ground (when on) and the colliders the surface touches, in the simulation's space (metres)."""
+        ground = Ground(height=self.world_unit * self.ground_height) if self.ground else None
         return Obstacles(ground, self.collider_tracks)
 
     def simulation(self) -> SimulationSettings:

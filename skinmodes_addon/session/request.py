@@ -6,7 +6,7 @@ be handed to a worker thread (see ``jobs``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import cast
 
@@ -29,6 +29,7 @@ from ..core.settings import CONTACT_AUTO, CONTACT_GROUP
 from ..object_rig import check_subspace_method, object_subspace, read_rig
 from ..props import SkinmodesSettings, settings
 from .cache_paths import cache_folder
+from .colliders import read_colliders
 from .core_settings import material_settings, solver_settings, subspace_settings
 from .muting import busy, outputs_muted
 from .staleness import Geometry, settings_snapshot
@@ -131,6 +132,9 @@ def read_request(
                 scene.frame_set(start)
                 inp, binding = read_rig(obj, s, scene, start)
                 poses = read_poses(obj, s, scene, binding, start)
+                solver = solver_settings(s, scene)
+                tracks = read_colliders(obj, s.colliders, scene, start - solver.preroll, end, binding.unit)
+                solver = replace(solver, collider_tracks=tracks, world_unit=binding.unit)
         finally:
             scene.frame_set(original)
     cache: Path | None = cache_folder(s)
@@ -149,7 +153,7 @@ def read_request(
         material=material_settings(s),
         cache=cache,
         cache_note=note,
-        solver=solver_settings(s, scene),
+        solver=solver,
         start=start,
         end=end,
         geometry=Geometry.of(obj),

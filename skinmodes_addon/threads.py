@@ -127,8 +127,12 @@ def one_blas_thread() -> Iterator[None]:
     products per step: threading them only adds hand-offs, and on a busy
     machine OpenBLAS's waiting threads cost far more than the work (measured
     on the fox's bake, 2 cores with another job running: 200 ms per frame on
-    the library's default threads, 9 ms on one).  Nested and concurrent
-    blocks share one switch; the last to leave restores the counts.
+    the library's default threads, 9 ms on one).  Preparing a character
+    (session.prepare) runs in one too, for the bits rather than the speed:
+    OpenBLAS splits sums across its threads, so a model prepared on the
+    machine's count differed in the last bits between a desk and a farm node.
+    Nested and concurrent blocks share one switch; the last to leave restores
+    the counts.
     """
     global _ONE_DEPTH
     with _ONE_LOCK:

@@ -24,6 +24,7 @@ from testkit.blender_process import run_and_leave
 from . import (
     accuracy,
     characters,
+    contact,
     convergence,
     in_blender,
     locomotion,
@@ -50,6 +51,7 @@ SECTIONS = {
     "posespace": posespace.run,
     "locomotion": locomotion.run,
     "rotstrain": rotstrain.run,
+    "contact": contact.run,
     # The last four import bpy into this process, so they run after the others.
     "characters": characters.run,
     "wheremoves": wheremoves.run,

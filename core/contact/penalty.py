@@ -28,7 +28,7 @@ so that it converges from anywhere (``minimise``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.linalg as sla
@@ -50,36 +50,62 @@ class ContactRows:
     b: np.ndarray
     w: np.ndarray
     one_sided: np.ndarray
+    # J_a^T W J_a per active set, and its factor with I3 (x) H added, kept for the step: the local-global
+    # and Newton iterations of one step mostly see the same active set.
+    _products: dict[bytes, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
+    _factors: dict[bytes, tuple] = field(default_factory=dict, compare=False, repr=False)
+    _last: list = field(default_factory=list, compare=False, repr=False)  # [(z, J z)]: the last product
 
     def __len__(self) -> int:
         return len(self.b)
 
+    def values(self, z: np.ndarray) -> np.ndarray:
+        """J z (a,) at z (3, q); the last one is kept (an iteration asks for it several times)."""
+        flat = np.ascontiguousarray(z).ravel()
+        if self._last and np.array_equal(self._last[0][0], flat):
+            return self._last[0][1]
+        out = self.J @ flat
+        self._last[:] = [(flat.copy(), out)]
+        return out
+
     def active(self, z: np.ndarray) -> np.ndarray:
         """(a,) rows that act at z (3, q): every friction row, and the normal rows that are pressed."""
-        return ~self.one_sided | (self.J @ z.ravel() < self.b)
+        return ~self.one_sided | (self.values(z) < self.b)
+
+    def _residuals(self, z: np.ndarray) -> np.ndarray:
+        r = self.values(z) - self.b
+        return np.where(self.one_sided, np.minimum(r, 0.0), r)
 
     def energy(self, z: np.ndarray) -> float:
         """The rows' energy (J) at z (3, q)."""
-        r = self.J @ z.ravel() - self.b
-        r = np.where(self.one_sided, np.minimum(r, 0.0), r)
+        r = self._residuals(z)
         return float(0.5 * (self.w * r) @ r)
 
     def gradient(self, z: np.ndarray) -> np.ndarray:
         """The energy's gradient (3, q) at z (3, q)."""
-        r = self.J @ z.ravel() - self.b
-        r = np.where(self.one_sided, np.minimum(r, 0.0), r)
-        return ((self.w * r) @ self.J).reshape(z.shape)
+        return ((self.w * self._residuals(z)) @ self.J).reshape(z.shape)
 
     def hessian(self, z: np.ndarray) -> np.ndarray:
         """The energy's (generalised) Hessian (3q, 3q) at z: the active rows' J^T W J."""
-        on = self.active(z)
-        Ja = self.J[on]
-        return (Ja.T * self.w[on]) @ Ja
+        return self._product(self.active(z))
+
+    def _product(self, on: np.ndarray) -> np.ndarray:
+        key = on.tobytes()
+        if key not in self._products:
+            Ja = self.J[on]
+            self._products[key] = (Ja.T * self.w[on]) @ Ja
+        return self._products[key]
+
+    def _factor(self, Hb: np.ndarray, on: np.ndarray) -> tuple:
+        key = on.tobytes()
+        if key not in self._factors:
+            self._factors[key] = sla.cho_factor(Hb + self._product(on))
+        return self._factors[key]
 
     def forces(self, z: np.ndarray) -> np.ndarray:
         """The normal rows' push k (b - J z)_+ (a_n,) at z (3, q) (N)."""
         n = self.one_sided
-        return self.w[n] * np.maximum(self.b[n] - self.J[n] @ z.ravel(), 0.0)
+        return self.w[n] * np.maximum(self.b[n] - self.values(z)[n], 0.0)
 
     def minimise(self, H: np.ndarray, z0: np.ndarray, start: np.ndarray) -> np.ndarray:
         """argmin_z 1/2 (z - z0)^T (I3 (x) H) (z - z0) + energy(z), z0 and start (3, q); H (q, q) SPD.
@@ -90,6 +116,8 @@ class ContactRows:
         decreases (it is convex and C^1, so this converges).
         """
         q = H.shape[0]
+        if not self.active(z0).any():  # nothing pressed where the flesh would go without contact
+            return z0
         Hb = np.kron(np.eye(3), H)
         rhs0 = Hb @ z0.ravel()
 
@@ -101,9 +129,7 @@ class ContactRows:
         f = objective(z)
         for _ in range(PASSES):
             on = self.active(z.reshape(3, q))
-            Ja, wa = self.J[on], self.w[on]
-            A = Hb + (Ja.T * wa) @ Ja
-            new = sla.cho_solve(sla.cho_factor(A), rhs0 + Ja.T @ (wa * self.b[on]))
+            new = sla.cho_solve(self._factor(Hb, on), rhs0 + self.J[on].T @ (self.w[on] * self.b[on]))
             if np.array_equal(self.active(new.reshape(3, q)), on):
                 return new.reshape(3, q)
             step, alpha = new - z, 1.0

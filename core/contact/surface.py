@@ -33,7 +33,7 @@ from .penalty import ContactRows, concatenate, stacked_rows
 
 MAX_SAMPLES = 2000
 STIFFNESS = 400.0
-MARGIN = 0.1
+MARGIN = 0.05
 STICK = 1e-5
 RELINEARISE = 1e-3
 # A rig sample less deep than this share of the size in an obstacle rests on its face (round-off).

@@ -33,6 +33,7 @@ SECTIONS = {
     "convergence",
     "locomotion",
     "rotstrain",
+    "contact",
 }
 
 

@@ -33,10 +33,11 @@ class SkinmodesPreferences(bpy.types.AddonPreferences):
     threads: IntProperty(  # type: ignore[valid-type]
         name="Threads",
         description=(
-            "Most threads the OpenBLAS libraries of numpy and scipy may use for the solver's dense algebra "
-            "(0: their own default, every core; never more than the cores of the machine it runs on). "
-            "Applied at once and at start-up, to the whole Blender "
-            "process; Blender's own threads are set under System"
+            "Most threads the OpenBLAS libraries of numpy and scipy may use in this Blender process, for "
+            "other add-ons' and scripts' numpy work (0: their own default, every core; never more than the "
+            "machine's cores). Skinmodes itself always prepares and simulates on one BLAS thread, so a bake "
+            "is the same bits on every machine. Applied at once and at start-up; Blender's own threads are "
+            "set under System"
         ),
         default=0,
         min=0,

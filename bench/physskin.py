@@ -364,8 +364,9 @@ def summary_rows(p: dict) -> list[list[str]]:
             f"{f['arap']:.3g} / {f['shipped']:.3g} / {f['direct']:.3g} fps "
             f"(physics-skinning paper's {seed[0]} model: {seed[3]} fps on its own machine)",
             f"shipped {speedup:.1f}× the refactor, paired; goal ≥ {GOAL_FPS:g} fps",
-        ],
-        *([sources_summary(p)] if "sources" in p else []),
+        ]
+        if "sources" not in p
+        else sources_summary(p, row, seed),
     ]
 
 

@@ -543,6 +543,15 @@ SETTINGS: tuple[Setting, ...] = (
         minimum=0.0,
         maximum=2.0,
     ),
+    Setting(
+        "self_contact",
+        "Skin on Skin",
+        "Body parts push each other out where their skin meets, and let go when it parts (one-sided; "
+        "training poses' contact sticks instead)",
+        False,
+        "contact",
+        "solver",
+    ),
     # Physics skin -------------------------------------------------------------
     Setting(
         "physics_skin",

@@ -269,6 +269,7 @@ class SKINMODES_PT_contact(_Panel, bpy.types.Panel):
         sub.prop(s, "ground_height", text="Height")
         col.prop_search(s, "colliders", bpy.data, "collections")
         col.prop(s, "contact_friction")
+        col.prop(s, "self_contact")
         if s.colliders:
             col.label(text="Give the colliders Collision physics", icon="INFO")
 

@@ -29,6 +29,7 @@ from ..model.rig import lbs_basis, rig_matrix
 from ..subspace.reduced import ReducedModel
 from .colliders import Ground, MeshCollider, obstacle_planes
 from .ground import sample_vertices
+from .pairs import BodyPairs
 from .penalty import ContactRows, concatenate, stacked_rows
 
 MAX_SAMPLES = 2000
@@ -43,9 +44,11 @@ PASSES = 3
 
 @dataclass(frozen=True)
 class ContactSettings:
-    """friction: Coulomb mu (0: frictionless); stiffness, margin, stick: see the module doc."""
+    """friction: Coulomb mu (0: frictionless); stiffness, margin, stick: see the module doc; self_contact:
+    body parts of the character push each other out too (:mod:`core.contact.pairs`)."""
 
     friction: float = 0.5
+    self_contact: bool = False
     stiffness: float = STIFFNESS
     margin: float = MARGIN
     stick: float = STICK
@@ -77,6 +80,26 @@ class SurfaceContact:
         self.lbs = None if W is None else lbs_basis(W[self.samples], model.X[self.samples])  # (k, 4b)
         mass = float(model.masses.sum()) / len(self.samples)
         self.k = self.settings.stiffness * mass / (self.h * self.h)
+        self.pairs = BodyPairs(model, self.k) if self.settings.self_contact else None
+
+    def step_rows(
+        self,
+        p: np.ndarray | None,
+        x_rig: np.ndarray | None,
+        z: np.ndarray,
+        z_prev: np.ndarray,
+        obstacles: list[Ground | MeshCollider] | None,
+    ) -> ContactRows | None:
+        """All of one step's rows (None: none): the obstacles' (``rows``) and the body parts' pairs.
+
+        p or x_rig: the rig at the step's end (LBS parameters, or the tet vertices' positions (n, 3));
+        z, z_prev: the state now and one step before (3, q).
+        """
+        found = [] if not obstacles else [self.rows(self.rig_positions(p, x_rig), z, z_prev, obstacles)]
+        if self.pairs is not None:
+            found.append(self.pairs.rows(self.pairs.rig_positions(p, x_rig), z, z_prev))
+        parts = [f for f in found if f is not None]
+        return None if not parts else parts[0] if len(parts) == 1 else concatenate(parts)
 
     def rig_positions(self, p: np.ndarray | None = None, x_rig: np.ndarray | None = None) -> np.ndarray:
         """The samples' rig positions (k, 3) for LBS parameters p or the tet vertices' rig positions x_rig (n, 3)."""

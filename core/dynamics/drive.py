@@ -107,7 +107,8 @@ class RigDrive:
     reconstructor: the render vertices' reconstruction; probes: indices (p,) of the
     tet vertices the guard watches; obstacles: the ground and colliders at a
     (fractional) frame, pushing the surface out (:mod:`core.contact`; None: no
-    contact) with Coulomb ``friction``.  Contact acts on the secondary motion
+    contact) with Coulomb ``friction``; self_contact: body parts push each other
+    out too (:mod:`core.contact.pairs`).  Contact acts on the secondary motion
     only: where the rig itself pushes the skin into an obstacle, the rig wins.
     """
 
@@ -122,8 +123,11 @@ class RigDrive:
         probes: np.ndarray,
         obstacles: Callable[[float], list[Ground | MeshCollider]] | None = None,
         friction: float = ContactSettings.friction,
+        self_contact: bool = False,
     ) -> None:
-        contact = None if obstacles is None else SurfaceContact(model, settings.time_step, ContactSettings(friction))
+        contact = None
+        if obstacles is not None or self_contact:
+            contact = SurfaceContact(model, settings.time_step, ContactSettings(friction, self_contact=self_contact))
         self.simulator = Simulator(model, settings, contact)
         self.obstacles = obstacles
         self.rig = rig

@@ -584,7 +584,7 @@ class Simulator:
         )
         solve = self._solve_arap if self.arap else self._solve_corotational
         Z, report = solve(sys, terms, record)
-        if self.contact is not None and obstacles:
+        if self.contact is not None and obstacles:  # the body parts' pairs are not re-linearised
             Z, report = self._relinearised(sys, terms, record, Z, report, p, x_rig, obstacles)
         z = np.ascontiguousarray(Z.T)
         self._check(z, where, report)
@@ -598,11 +598,10 @@ class Simulator:
         x_rig: np.ndarray | None,
         obstacles: list[Ground | MeshCollider] | None,
     ) -> _StepTerms:
-        """The step's terms with its contact rows, where there is contact and an obstacle near."""
-        if self.contact is None or not obstacles:
+        """The step's terms with its contact rows, where there is contact and an obstacle or a body part near."""
+        if self.contact is None or not (obstacles or self.contact.pairs is not None):
             return t
-        x_s = self.contact.rig_positions(p, x_rig)
-        found = self.contact.rows(x_s, state.z.T, state.z_prev.T, obstacles)
+        found = self.contact.step_rows(p, x_rig, state.z.T, state.z_prev.T, obstacles)
         return t if found is None else replace(t, contact=found)
 
     def _relinearised(

@@ -47,7 +47,7 @@ def character_drive(
     model = prepared.model
     probes = guard_probes(model.X)
     obstacles = solver.obstacles()
-    if obstacles and (solver.physics_skin or posespace is not None):
+    if (obstacles or solver.self_contact) and (solver.physics_skin or posespace is not None):
         contact_note = [CONTACT_UNUSED.format(what="Physics Skin" if solver.physics_skin else "training poses")]
     else:
         contact_note = []
@@ -63,10 +63,11 @@ def character_drive(
         return drive, notes
     if posespace is not None:
         return PoseSpaceDrive(posespace.model, settings, rig, posespace.render, posespace.probes), contact_note
-    if not obstacles:
+    if not (obstacles or solver.self_contact):
         return RigDrive(model, settings, rig, prepared.reconstructor, probes), []
-    drive = RigDrive(model, settings, rig, prepared.reconstructor, probes, obstacles.at, solver.contact_friction)
-    return drive, []
+    at = obstacles.at if obstacles else None
+    friction = solver.contact_friction
+    return RigDrive(model, settings, rig, prepared.reconstructor, probes, at, friction, solver.self_contact), []
 
 
 def rotstrain_drive(

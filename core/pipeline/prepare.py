@@ -173,6 +173,7 @@ class SolverSettings:
     ground_height: float = float(core_default("ground_height"))
     colliders: str = str(core_default("colliders"))
     contact_friction: float = float(core_default("contact_friction"))
+    self_contact: bool = bool(core_default("self_contact"))
     # The colliders' meshes over the shot, in the simulation's space (read per frame by the add-on), and
     # metres per scene unit; not settings: data, never compared (staleness compares the collection's name).
     collider_tracks: tuple[ColliderTrack, ...] = field(default=(), compare=False, repr=False)

@@ -134,3 +134,9 @@ def test_contact_with_the_physics_skin_or_poses_says_it_is_off(skinned):
     assert any("contact is off" in w for w in FrameSimulation(skinned, on, 1, 3, swing, posespace=ps).warnings)
     solver = SolverSettings(ground=True, physics_skin=True)
     assert any("not yet with Physics Skin" in w for w in FrameSimulation(skinned, solver, 1, 3, swing).warnings)
+
+
+def test_skin_on_skin_alone_gives_the_rig_drive_body_pairs(prepared):
+    sim = FrameSimulation(prepared, SolverSettings(self_contact=True), 1, 4, swing)
+    assert sim.drive.obstacles is None and sim.drive.simulator.contact.pairs is not None
+    assert np.isfinite(sim.offsets(4)).all()

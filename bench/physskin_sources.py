@@ -85,16 +85,19 @@ def source_row(ctx: Any, cells: tuple[int, int], poses: list[np.ndarray], rounds
     mesh = cylinder_mesh(*cells)
     rigs = source_rigs(mesh)
     steps: dict[str, list[int]] = {k: [] for k in rigs}
+    stops: dict[str, list[str]] = {k: [] for k in rigs}
 
     def block(k: str) -> Callable[[], float]:
         def play() -> float:
-            rig, taken = rigs[k], []
+            rig, taken, why = rigs[k], [], []
             t0 = time.perf_counter()
             for A in poses:
                 rig.positions(A.ravel())
                 taken.append(rig.skin.last_steps)
+                why.append(rig.skin.last_stop)
             s = (time.perf_counter() - t0) / len(poses)
             steps[k] += taken
+            stops[k] += why
             return s
 
         return play
@@ -102,7 +105,7 @@ def source_row(ctx: Any, cells: tuple[int, int], poses: list[np.ndarray], rounds
     blocks = {k: block(k) for k in rigs}
     for fn in blocks.values():  # one untimed pass: caches, allocator
         fn()
-    for v in steps.values():
+    for v in [*steps.values(), *stops.values()]:
         v.clear()
     times = palindrome(blocks, rounds)["times"]
     row = {
@@ -114,6 +117,8 @@ def source_row(ctx: Any, cells: tuple[int, int], poses: list[np.ndarray], rounds
         "fps": {k: 1.0 / t.median for k, t in times.items()},
         "fps_range": {k: [1.0 / t.max, 1.0 / t.min] for k, t in times.items()},
         "volume_steps": {k: [float(np.mean(v)), int(max(v))] for k, v in steps.items()},
+        # frames (of all the timed ones) whose volume solve stopped otherwise than converged
+        "stops": {k: {w: v.count(w) / len(v) for w in ("converged", "stalled", "cap")} for k, v in stops.items()},
         "step_cap": VOLUME_STEPS,
     }
     ctx.log(
@@ -239,16 +244,27 @@ def sources_report_lines(p: dict[str, Any], table: Callable[[list[str], list[lis
         f"rounds of hat, smooth, bones and back ({rows[0]['rounds']} rounds).  *Smooth*: w₁ = (1 + tanh((x − 2) / "
         f"{SMOOTH_WIDTH:g})) / 2, no vertex bound to one bone alone; *bones*: From Bones Only, no weights, the "
         "seed's soft pins along the bones.  Volume steps: mean and most per frame (the cap is "
-        f"{rows[0]['step_cap']}; a frame at the cap would depend on it).",
+        f"{rows[0]['step_cap']}), and the share of frames whose volume solve converged (a step moved the "
+        "flesh by less than 1e-3 of the size), stalled (no step length lowered the energy without a new "
+        "inversion) or ran into the cap (its answer depends on the cap).",
         "",
     ]
     L += table(
-        ["vertices", *[f"{label} [fps, pinned]" for label in SOURCES.values()], "volume steps hat / smooth / bones"],
+        [
+            "vertices",
+            *[f"{label} [fps, pinned]" for label in SOURCES.values()],
+            "volume steps hat / smooth / bones",
+            "converged / stalled / at the cap, hat; smooth; bones",
+        ],
         [
             [
                 f"{r['vertices']:,}",
                 *[_fps_pins(r, k) for k in SOURCES],
                 " / ".join(f"{r['volume_steps'][k][0]:.2f} (≤ {r['volume_steps'][k][1]})" for k in SOURCES),
+                "; ".join(
+                    " / ".join(f"{100 * r['stops'][k][w]:.0f} %" for w in ("converged", "stalled", "cap"))
+                    for k in SOURCES
+                ),
             ]
             for r in rows
         ],

@@ -177,6 +177,9 @@ class PhysicsSkin:
     precondition: SPDSolver | None = field(repr=False)  # of the scalar Laplacian weighted by 2 mu + lam
     last_iterations: int = 0
     last_steps: int = 0  # volume steps the last ``volume_solve`` took
+    # why it stopped: "converged" (a step moved less than its tolerance, or nothing was left to do),
+    # "stalled" (no step length lowered the energy without a new inversion), "cap" (``steps`` ran out)
+    last_stop: str = "converged"
     # The iterations run on the free dofs alone (about half the vertices of a character are pins):
     # Ls's free-free and free-pinned blocks, and where D(R)'s free entries land.
     Ls_ff: sp.csr_matrix = field(default=None, repr=False)  # type: ignore[assignment]
@@ -420,7 +423,7 @@ class PhysicsSkin:
         step inverted 60 tets at a 120 degree bend with a 180 degree twist).  It
         stops when a step moves the free vertices by less than ``tolerance``
         times the mesh's size (RMS; scale-free), when no alpha is accepted, or
-        after ``steps``; ``last_steps`` says how many were taken.  The line
+        after ``steps``; ``last_steps`` says how many were taken and ``last_stop`` which of the three.  The line
         search only compares energies, which turn and move with the problem, so
         the invariances hold up to round-off-close decisions.
 
@@ -441,11 +444,12 @@ class PhysicsSkin:
         outside, load = self.external(x, force, targets)
         energy += outside
         inverted = J <= 0.0
-        self.last_steps = 0
+        self.last_steps, self.last_stop = 0, "cap"
         for _ in range(steps):
             d = self.volume_step(R, x, step_tolerance, F=F, load=load)[fv] - x[fv]
             move = float(np.sqrt(np.mean(np.sum(d * d, axis=1)))) if len(d) else 0.0
             if move == 0.0:
+                self.last_stop = "converged"
                 break
             alpha = 1.0
             while alpha >= 1.0 / 64.0:
@@ -459,10 +463,12 @@ class PhysicsSkin:
                     break
                 alpha *= 0.5
             else:
+                self.last_stop = "stalled"
                 break  # no decrease without a new inversion: keep the best there is
             x, energy, F, load = trial, e, F_trial, load_trial
             self.last_steps += 1
             if alpha * move <= tolerance * size:
+                self.last_stop = "converged"
                 break
         return x
 

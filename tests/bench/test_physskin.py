@@ -107,3 +107,10 @@ def test_sources_and_energies_are_there_with_their_pinned_shares(quick_physskin)
         assert set(ENERGIES) <= set(r) and all(r[k]["fps"] > 0 for k in ENERGIES)
     report = (out / "REPORT.md").read_text()
     assert "By source (issue 30)" in report and "% pinned" in report and "mixed energy" in report
+
+
+def test_every_source_says_how_its_volume_solves_stopped(quick_physskin):
+    res, _ = quick_physskin
+    for row in res["sections"]["physskin"]["sources"]:
+        for shares in row["stops"].values():
+            assert set(shares) == {"converged", "stalled", "cap"} and sum(shares.values()) == pytest.approx(1.0)

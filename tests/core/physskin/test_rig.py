@@ -210,3 +210,16 @@ def test_from_bones_corrects_a_mesh_the_armature_cannot_move(limb):
     weighted = from_bones(limb, W)
     np.testing.assert_array_equal(weighted.positions(p), x)  # the weights choose nothing here
     np.testing.assert_allclose(weighted.correction(p, x), x - weighted.lbs(p))
+
+
+def test_the_volume_solve_says_why_it_stopped(mesh):
+    """At rest nothing is left to do (converged, no step); a twisted joint converges within the cap (its
+    last step moved the flesh by less than 1e-3 of the size); the same with one step allowed hits the cap."""
+    phys = build(mesh, tolerance=1e-6)
+    phys.positions(twist(0.0))
+    assert (phys.skin.last_steps, phys.skin.last_stop) == (0, "converged")
+    phys.positions(twist(2.5))
+    assert phys.skin.last_stop == "converged" and 1 <= phys.skin.last_steps <= phys.volume_steps
+    phys.volume_steps = 1
+    phys.positions(twist(2.5))
+    assert (phys.skin.last_steps, phys.skin.last_stop) == (1, "cap")

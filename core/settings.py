@@ -593,7 +593,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "physics_gravity",
         "Gravity",
-        "Let the flesh the pins leave free sag under gravity (down: the object's -Z), as stiff as "
+        "Let the flesh the pins leave free sag under gravity (down: the world's -Z), as stiff as "
         "Young's Modulus and as heavy as Density make it",
         False,
         "physics",

@@ -56,7 +56,8 @@ STEP_TOLERANCE = 1e-3
 AUTO_PIN_DEPTH = 0.1
 SOFT_PINS = 1e3
 AUTO_BLEND = 0.3
-# Gravity (m/s^2) in the mesh's frame: Blender's -Z.
+# Gravity (m/s^2) in the tet mesh's frame; the add-on's meshes have the world's axes (the object's
+# rotation applied, skinmodes_addon/character.py), so this is the world's -Z.
 GRAVITY = np.array([0.0, 0.0, -9.81])
 
 

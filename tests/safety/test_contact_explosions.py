@@ -4,7 +4,7 @@ The jiggle tools animators use today report bones "exploding everywhere" once
 collisions are on.  Here every case the issue names gives a bounded result:
 a collider moving fast into the character, a thin collider, a character that
 starts inside a collider, a collider scaled to zero and two colliders
-squeezing a part.  The scene is core's (a 2 m bar, 0.4 m thick, on three
+squeezing a part; and skin on skin snapped four times as far per step.  The scene is core's (a 2 m bar, 0.4 m thick, on three
 bones, tests/core/contact/scenes.py), so these run without Blender.
 "Bounded": finite, and the secondary motion no larger than a quarter of the
 bar's length, or than 1.25 times the same motion's without contact where that
@@ -96,3 +96,23 @@ def test_two_colliders_squeezing_a_part(scene_model):
         ]
 
     bounded(*roll(simulator(model, damping=0.5), scene, still, jaws, 96))
+
+
+def test_skin_on_skin_snapped_four_times_a_step():
+    """The folded bar's arm snapping onto the other (core/validation/contact_fold.py) at a quarter of the
+    steps, so it moves four times as far per step: skin on skin stays bounded and finite."""
+    from core.contact.surface import ContactSettings, SurfaceContact
+    from core.dynamics.simulator import SimulationSettings, Simulator
+    from core.model.rig import rig_parameters
+    from core.validation.contact_fold import build_fold, folded
+
+    fold = build_fold()
+    h = 4.0 / 48.0
+    sim = Simulator(
+        fold.rest, SimulationSettings(time_step=h), SurfaceContact(fold.rest, h, ContactSettings(self_contact=True))
+    )
+    state = sim.initial_state(fold.pose, p_prev=fold.pose)
+    for k in range(1, 13):
+        state, _ = sim.step(state, rig_parameters(folded(k * h)))
+        u = sim.displacement(state)
+        assert np.isfinite(u).all() and np.abs(u).max() <= 0.5 * fold.scene.length

@@ -4,8 +4,10 @@ The jiggle tools animators use today report bones "exploding everywhere" once
 collisions are on.  Here every case the issue names gives a bounded result:
 a collider moving fast into the character, a thin collider, a character that
 starts inside a collider, a collider scaled to zero and two colliders
-squeezing a part; and skin on skin snapped four times as far per step.  The scene is core's (a 2 m bar, 0.4 m thick, on three
-bones, tests/core/contact/scenes.py), so these run without Blender.
+squeezing a part; and skin on skin snapped four times as far per step.  The
+scene is core's (a 2 m bar, 0.4 m thick, on three bones,
+tests/core/contact/scenes.py; the folded bar of core/validation/contact_fold.py
+for skin on skin), so these run without Blender.
 "Bounded": finite, and the secondary motion no larger than a quarter of the
 bar's length, or than 1.25 times the same motion's without contact where that
 is larger (a soft bar swung under gravity moves 0.37 of its length on its

@@ -621,7 +621,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "locomotion",
         "Locomotion",
-        "Play the gait Find Gait stored (a mesh without an armature crawls in the cache; its transform stays)",
+        "Play the gait Find Gait stored (a mesh without an armature crawls; Travel says where a bake puts it)",
         False,
         "locomotion",
         "ui",
@@ -691,6 +691,25 @@ SETTINGS: tuple[Setting, ...] = (
         "ui",
         minimum=0,
         maximum=2**31 - 1,
+    ),
+    # Stage "output": where the bake puts the gait's travel (skinmodes_addon/bake/travel.py); the simulation
+    # is the same either way, only the next bake changes.
+    Setting(
+        "gait_travel",
+        "Travel",
+        "Where a bake puts the gait's travel",
+        "CACHE",
+        "locomotion",
+        "output",
+        choices=_choices(
+            ("CACHE", "In the Cache", "The whole crawl in the point cache or shape keys; the object's transform stays"),
+            (
+                "OBJECT",
+                "On the Object",
+                "The body's rigid motion keyed on the object's location and rotation (in an action skinmodes "
+                "makes), the cache holding the rest; refused if you animate the object's transform yourself",
+            ),
+        ),
     ),
     # Output -----------------------------------------------------------------
     Setting(

@@ -40,6 +40,7 @@ from .disk import check_room, disk_error
 from .naming import pc2_path
 from .outputs import OldBake, drop_old_bake, inverse_skinning_matrices, refuse_shape_keys_for_stack
 from .transaction import NewBake, commit_error, put_in_place
+from .travel import TravelKeys, keys_aside, refuse_animated_transform, settle_travel_action, travel_cache, wants_keys
 from .undo import Undo, set_all
 
 OUTPUTS = ("PC2", "SHAPE_KEYS")
@@ -112,8 +113,11 @@ class BakeJob:
         self._stats: dict[str, object] = {}
         self._closed = False
         self._gen: Generator[float, None, None] | None = None
+        self._travel: TravelKeys | None = None  # the gait's travel keyed on the object (Travel: On the Object)
         # Refuse impossible requests before any heavy work.
         check_object(obj)
+        if wants_keys(obj):
+            refuse_animated_transform(obj)
         if self.output == "PC2":
             self.rel_path, self.abs_path = pc2_path(obj, keep_own=keep_previous)
             # Proved, not created: a bake refused later (a rig problem) leaves no empty folder;
@@ -160,7 +164,8 @@ class BakeJob:
     def _steps(self) -> Generator[float, None, None]:
         """The frames, with any failure turned into one line (cancelling keeps the disk and scene)."""
         try:
-            yield from self._frames()
+            with keys_aside(self.obj):  # skinmodes' own travel keys are an output: the bake reads without them
+                yield from self._frames()
         except SkinmodesError:
             raise
         except OSError as exc:
@@ -223,6 +228,7 @@ class BakeJob:
             [f for f in range(session.first, self.start + 2) if f <= self.end and f not in session.rig],
         )
         session.ensure_simulation()  # build the solver (and fail, if it must) before the first frame
+        self._travel = TravelKeys.of(self.obj, session) if wants_keys(self.obj) else None
         depsgraph = bpy.context.evaluated_depsgraph_get()
         buf = np.empty(3 * k, dtype=np.float32)
         # The modifiers after the Armature modifier are muted: the evaluated mesh is its output, the
@@ -236,6 +242,8 @@ class BakeJob:
                 self._solving = True
                 offsets = session.offsets_local(f)
                 self._solving = False
+                if self._travel is not None:
+                    offsets = travel_cache(self._travel, self.obj, session, f, depsgraph, offsets)
                 if self._writer is not None:
                     rig = evaluated_coordinates(self.obj, depsgraph, buf)
                     if len(rig) != k:
@@ -353,6 +361,7 @@ class BakeJob:
             raise commit_error(exc, self._target(), failed) from exc
         # Point of no return: the new bake is in place; what is left is clean-up.
         self.messages.extend(drop_old_bake(obj, old, self.output))
+        settle_travel_action(obj, old.travel_action)
         self._offsets.clear()
         self._restore_frame()
 
@@ -370,4 +379,5 @@ class BakeJob:
             abs_path=self.abs_path if pc2 else Path(),
             offsets=self._offsets,
             keep_previous=self.keep_previous,
+            travel=self._travel,
         )

@@ -25,6 +25,7 @@ from ..session.muting import CACHE_MODIFIER, SHAPE_KEY_PREFIX
 from ..session.session import Session
 from .deletion import deletion_refused, retire_file
 from .naming import cache_stem, resolved
+from .travel import clear_travel_keys
 from .undo import Undo, set_all
 
 # Old shape keys are renamed to this prefix while a new shape-key bake is put in place.
@@ -43,6 +44,7 @@ class OldBake:
     file: str
     action: str
     refused: str = ""  # why its file must not be deleted (see deletion_refused), decided before the commit
+    travel_action: str = ""  # skinmodes' travel action it keyed on the object (bake/travel.py), once unassigned
 
     @classmethod
     def of(cls, obj: bpy.types.Object) -> OldBake:
@@ -304,6 +306,7 @@ def clear_bake(obj: bpy.types.Object, delete_file: bool = True) -> list[str]:
     mod = obj.modifiers.get(CACHE_MODIFIER)
     if mod is not None:
         obj.modifiers.remove(mod)
+    clear_travel_keys(obj)  # the gait's travel keys, if a bake put them on the object; the user's transform back
     keys = obj.data.shape_keys
     if keys is not None:
         for name in baked_key_names(keys, SHAPE_KEY_PREFIX):

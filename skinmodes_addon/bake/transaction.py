@@ -24,6 +24,7 @@ from ..props import settings
 from .deletion import deletion_refused, record_line
 from .disk import disk_error
 from .outputs import OldBake, set_aside_shape_keys, set_cache_modifier, write_shape_keys
+from .travel import TravelKeys, action_name, put_travel_keys
 from .undo import Undo, set_all
 
 # The object's properties a commit writes (and restores if it fails).
@@ -55,6 +56,7 @@ class NewBake:
     abs_path: Path = Path()
     offsets: dict[int, np.ndarray] = field(default_factory=dict)
     keep_previous: bool = False
+    travel: TravelKeys | None = None  # the gait's travel keys (bake/travel.py), or None: none on the object
 
 
 def put_in_place(obj: bpy.types.Object, new: NewBake, old: OldBake, undo: Undo) -> list[str]:
@@ -76,6 +78,7 @@ def put_in_place(obj: bpy.types.Object, new: NewBake, old: OldBake, undo: Undo) 
     else:
         set_aside_shape_keys(obj, old, undo)
         action = write_shape_keys(obj, new.offsets, undo)
+    old.travel_action = put_travel_keys(obj, new.travel, action_name(obj), undo)
     s.bake_kind = new.output
     s.bake_file = new.rel_path if new.writer is not None else ""
     s.bake_files = record_line(new.rel_path, new.abs_path) if new.writer is not None else ""

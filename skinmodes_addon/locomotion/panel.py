@@ -1,4 +1,7 @@
-"""The Locomotion panel: a sub-panel of Secondary Motion, for a mesh without an armature."""
+"""The Locomotion panel: a sub-panel of Secondary Motion, for a mesh without an armature.
+
+Travel On the Object is a bake output (``bake/travel.py``): the Live Preview moves the mesh, never the
+object, so it shows the whole crawl in the mesh until Bake keys the travel on the object; the panel says so."""
 
 from __future__ import annotations
 
@@ -39,6 +42,10 @@ class SKINMODES_PT_locomotion(bpy.types.Panel):
         col.prop(s, "gait_modes")
         col.prop(s, "gait_generations")
         col.prop(s, "gait_seed")
+        col.prop(s, "gait_travel")
+        if s.gait_travel == "OBJECT":
+            # The preview cannot move the object (only keys can): it shows the crawl in the mesh until a bake.
+            col.label(text="Preview: the crawl in the mesh; Bake keys it on the object", icon="INFO")
         searching = obj.session_uid in GAIT_JOBS
         layout.operator("skinmodes.find_gait", icon="TIME" if searching else "PLAY")
         try:

@@ -18,9 +18,13 @@ def test_the_panel_shows_the_settings_find_gait_and_the_stored_gait(addon, slug)
         "gait_modes",
         "gait_generations",
         "gait_seed",
+        "gait_travel",
     ]
     assert operators(items) == ["skinmodes.find_gait"] and "No gait yet: Find Gait searches for one" in texts(items)
     assert props(draw(bpy, cls.draw_header)) == ["locomotion"]
+    slug.skinmodes.gait_travel = "OBJECT"  # the preview cannot move the object: the panel says what it shows
+    assert "Preview: the crawl in the mesh; Bake keys it on the object" in texts(draw(bpy, cls.draw))
+    slug.skinmodes.gait_travel = "CACHE"
     stored = addon.core.locomotion.stored
     gait = stored.StoredGait(np.zeros(3), stored.GaitSettings(), "k", 0.25, None, 48, 12.0)
     addon.locomotion.store.write_gait(slug, gait)

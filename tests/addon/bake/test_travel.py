@@ -152,3 +152,30 @@ def test_a_failed_commit_leaves_the_previous_keys(addon, crawler, monkeypatch):
     for f in FRAMES:
         np.testing.assert_allclose(after[f][1], before[2][f][1], atol=1e-6)
         assert np.abs(after[f][0] - before[2][f][0]).max() < 1e-5
+
+
+def test_one_undo_takes_the_bake_and_its_keys_back_and_redo_brings_them(addon, crawler):
+    """Bake is one undo step (bl_options UNDO; pushed here as the UI pushes it after an operator): Ctrl-Z leaves
+    the object as before, keys and record included, and redo brings them back."""
+    import bpy
+
+    assert "UNDO" in addon.operators.SKINMODES_OT_bake.bl_options
+    name, own = crawler.name, np.array(crawler.matrix_world)
+    crawler.skinmodes.gait_travel = "OBJECT"
+    bpy.ops.ed.undo_push(message="before the bake")
+    assert bpy.ops.skinmodes.bake(output="PC2") == {"FINISHED"}
+    bpy.ops.ed.undo_push(message="Bake Secondary Motion")
+    baked = shown(bpy, bpy.data.objects[name])
+    assert bpy.ops.ed.undo() == {"FINISHED"}
+    obj = bpy.data.objects[name]
+    assert obj.animation_data is None or obj.animation_data.action is None
+    assert not obj.get("skinmodes_travel") and obj.skinmodes.bake_kind == ""
+    bpy.context.scene.frame_set(END)
+    np.testing.assert_allclose(np.array(obj.matrix_world), own, atol=1e-6)
+    assert bpy.ops.ed.redo() == {"FINISHED"}
+    obj = bpy.data.objects[name]
+    assert obj.animation_data.action.name.startswith("skinmodes.travel.") and obj.get("skinmodes_travel")
+    again = shown(bpy, obj)
+    for f in FRAMES:
+        np.testing.assert_allclose(again[f][1], baked[f][1], atol=1e-6)
+        assert np.abs(again[f][0] - baked[f][0]).max() < 1e-5

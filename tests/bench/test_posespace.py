@@ -40,6 +40,10 @@ def test_quick_section_has_every_figure(quick_posespace):
     assert c["contacts"] > 0 and c["contact_pose_s"] > 0
     # Contact-aware modes never push past the rig's own (1e-9: round-off of the stick rows).
     assert all(a <= r + 1e-9 for a, r in zip(c["contact_aware"], c["rig"]))
+    claim = p["claim"]
+    assert {r["method"] for r in claim["rows"]} >= {"seed", "seed_projected", "warped", "pca", "skinning"}
+    assert all(0 <= r["mean"] <= r["max"] and r["ms"] > 0 for r in claim["rows"])
+    assert claim["max_u"] > 0 and claim["reference_ms"] > 0
 
 
 def test_report_has_the_section_and_the_seed(quick_posespace):
@@ -47,4 +51,5 @@ def test_report_has_the_section_and_the_seed(quick_posespace):
     report = (out / "REPORT.md").read_text()
     assert "## 8. Pose-space subspaces" in report and "gorilla r = 100: 1.33 ms" in report
     assert "(plots/posespace_contact.png)" in report
+    assert "### The seed's claim as the seed states it (issue 29)" in report and "**Verdict.** At m = 4" in report
     assert (out / "plots" / "posespace_contact.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -11,15 +11,16 @@ stored gait take a creature's material, contact and search settings from.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..contact.ground import GroundPlane
 from ..geometry.primitives import box_tet_mesh
 from ..geometry.tetmesh import TetMesh, compact_unreferenced
 from ..model.materials import Material
+from .coarse import CoarseGait, is_large, search_coarse
 from .gait import Gait, GaitProblem, find_gait, ground_under, rollout
-from ..contact.ground import GroundPlane
 from .model import build_locomotion_model
 from .step import StepSettings
 
@@ -128,8 +129,40 @@ def creature_problem(recipe: Recipe, steps: int, mesh: TetMesh | None = None) ->
     )
 
 
+def coarse_recipe(recipe: Recipe) -> Recipe:
+    """The recipe on the coarse lattice its shape is searched on when its mesh is large: the shape's cell in
+    :data:`RECIPES` (where the budget is tuned: 724 and 703 vertices)."""
+    return replace(recipe, cell=RECIPES[recipe.shape].cell)
+
+
+def search_coarse_gait(recipe: Recipe, seed: int = 0, mesh: TetMesh | None = None) -> CoarseGait:
+    """The recipe's search on its coarse lattice (:func:`coarse_recipe`: the same shape, so a copy of the same
+    surface), carried to ``mesh`` (default: the recipe's) and refined there (``coarse.search_coarse``)."""
+    mesh = creature_mesh(recipe) if mesh is None else mesh
+    problem = creature_problem(recipe, recipe.steps, mesh)
+    small_recipe = coarse_recipe(recipe)
+    small = creature_mesh(small_recipe)
+    return search_coarse(
+        problem,
+        mesh,
+        creature_problem(small_recipe, recipe.steps, small),
+        small,
+        recipe.generations,
+        recipe.population,
+        seed=seed,
+        sigma0=recipe.sigma0,
+        restarts=recipe.restarts,
+        judge_steps=recipe.judge_steps,
+    )
+
+
 def search_gait(recipe: Recipe, seed: int = 0, mesh: TetMesh | None = None) -> Gait:
-    """The seeded gait search with the recipe's whole budget (restarts, judge): what the tests and the bench run."""
+    """The seeded gait search with the recipe's whole budget (restarts, judge): what the tests and the bench run.
+    A large mesh (``coarse.is_large``: over 12,000 tets) is searched on the shape's coarse lattice and the gait
+    carried back and refined (:func:`search_coarse_gait`)."""
+    mesh = creature_mesh(recipe) if mesh is None else mesh
+    if is_large(mesh) and recipe.cell < coarse_recipe(recipe).cell:
+        return search_coarse_gait(recipe, seed, mesh).gait
     problem = creature_problem(recipe, recipe.steps, mesh)
     return find_gait(
         problem,

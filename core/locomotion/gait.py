@@ -218,6 +218,7 @@ def find_gait(
     finalists: int = 4,
     progress: Progress | None = None,
     workers: int = 1,
+    x0: np.ndarray | None = None,
 ) -> Gait:
     """CMA-ES over the sinusoid parameters from a still start (zero amplitudes); same seed, same gait.
 
@@ -230,10 +231,15 @@ def find_gait(
     the same gait bit for bit as without; False from it raises :class:`GaitCancelled`.
     workers: processes a generation's rollouts (and the judge's) are spread over (:func:`rollouts`); the
     same gait bit for bit as one.  1 (the default) runs them here: on 2 shared cores the pool's start
-    (about a second per worker) and the copies of the model cost more than they save at small meshes."""
+    (about a second per worker) and the copies of the model cost more than they save at small meshes.
+    x0 (3 m k,): where every restart's CMA-ES starts instead of the still start (e.g. a gait carried from a
+    coarser mesh, refined here with a small sigma0: ``coarse.py``)."""
+    start = np.zeros(problem.dimension) if x0 is None else np.asarray(x0, dtype=np.float64)
+    if start.shape != (problem.dimension,):
+        raise ValueError(f"x0 has shape {start.shape}; this problem's search vector is ({problem.dimension},)")
     with rollouts(problem, workers) as evaluate:
         return _search(
-            problem, generations, population, seed, sigma0, restarts, judge_steps, finalists, progress, evaluate
+            problem, generations, population, seed, sigma0, restarts, judge_steps, finalists, progress, evaluate, start
         )
 
 
@@ -248,8 +254,9 @@ def _search(
     finalists: int,
     progress: Progress | None,
     evaluate: Callable[[np.ndarray, int | None], np.ndarray],
+    x0: np.ndarray,
 ) -> Gait:
-    """find_gait's body, with its rollouts' evaluator."""
+    """find_gait's body, with its rollouts' evaluator and start x0 (n,)."""
     start = time.perf_counter()
     population = population or 4 + int(3 * np.log(problem.dimension))  # CMAES's default, to plan with
     planned = planned_evaluations(population, generations, restarts, judge_steps, finalists)
@@ -270,7 +277,7 @@ def _search(
     for r in range(restarts):
         res = minimize(
             lambda x: rollout_cost(problem, x),
-            np.zeros(problem.dimension),
+            x0,
             sigma0,
             generations,
             population,

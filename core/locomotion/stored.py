@@ -13,7 +13,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from dataclasses import asdict, dataclass, fields
+import time
+from dataclasses import asdict, dataclass, fields, replace
 
 import numpy as np
 
@@ -21,6 +22,7 @@ from ..contact.ground import GroundPlane
 from ..errors import SimulationError, SkinmodesError
 from ..geometry.tetmesh import TetMesh
 from ..model.materials import Material
+from .coarse import COARSE_TETS, coarse_copy, is_large, search_coarse
 from .gait import Gait, GaitProblem, Progress, find_gait, ground_under, rollout
 from .model import build_locomotion_model
 from .step import StepSettings
@@ -38,7 +40,9 @@ class GaitSettings:
     amplitude_max (modes' radii); youngs (Pa), poisson, density (kg/m^3), friction (Coulomb): the gait's
     own material (the creatures' recipe by default); dt (s): the solver step, 1 / (fps sub-steps) of the
     frame loop that plays it; rollout_s, judge_s (s): the search's rollout and its judge's (0: no judge);
-    generations, population, restarts, sigma0, seed: the CMA-ES budget (they do not change the replay).
+    generations, population, restarts, sigma0, seed: the CMA-ES budget (they do not change the replay);
+    coarse_tets: a mesh of more than ``coarse.LARGE_FACTOR`` x this many tets is searched on a coarse copy of
+    its shape this size and the gait carried back and refined (``coarse.py``); 0 searches the mesh itself.
     """
 
     direction: tuple[float, float, float] = (1.0, 0.0, 0.0)
@@ -59,6 +63,7 @@ class GaitSettings:
     restarts: int = 3
     sigma0: float = 2.0
     seed: int = 0
+    coarse_tets: int = COARSE_TETS
 
     def steps(self, seconds: float) -> int:
         """Solver steps in ``seconds`` (at least one)."""
@@ -171,18 +176,28 @@ class StoredGait:
 
 
 def search(mesh: TetMesh, settings: GaitSettings, progress: Progress | None = None) -> StoredGait:
-    """Find a gait for a tet mesh with the settings' budget (``gait.find_gait``); same seed, same gait."""
+    """Find a gait for a tet mesh with the settings' budget (``gait.find_gait``); same seed, same gait.  A large
+    mesh (``coarse.is_large``) is searched on a coarse copy of its shape and the gait carried back and refined
+    (``coarse.search_coarse``; SimulationError in one line when the copy's modes do not pair with the mesh's)."""
     problem = gait_problem(mesh, settings, settings.steps(settings.rollout_s))
-    gait: Gait = find_gait(
-        problem,
-        settings.generations,
-        settings.population,
-        seed=settings.seed,
-        sigma0=settings.sigma0,
-        restarts=settings.restarts,
-        judge_steps=settings.judge_steps,
-        progress=progress,
-    )
+    start = time.perf_counter()
+    budget = (settings.generations, settings.population, settings.seed, settings.sigma0, settings.restarts)
+    gait: Gait
+    if is_large(mesh, settings.coarse_tets):
+        small = coarse_copy(mesh, settings.coarse_tets)
+        coarse_problem = gait_problem(small, settings, problem.steps)
+        try:
+            found = search_coarse(
+                problem, mesh, coarse_problem, small, *budget, settings.judge_steps, progress=progress
+            )
+        except SimulationError as exc:  # the pairing is checked before any rollout: nothing was spent
+            raise SimulationError(
+                f"the gait is searched on a {small.t:,}-tet copy of this {mesh.t:,}-tet mesh, which cannot carry it "
+                f"({exc}); a larger copy (coarse_tets) or 0 (the mesh itself) can"
+            ) from exc
+        gait = replace(found.gait, seconds=time.perf_counter() - start)  # the copy and its model included
+    else:
+        gait = find_gait(problem, *budget, settings.judge_steps, progress=progress)
     return StoredGait(gait.x, settings, mesh_key(mesh), gait.objective, gait.judged, gait.evaluations, gait.seconds)
 
 

@@ -67,6 +67,15 @@ def test_zero_actuation_goes_nowhere(small):
     assert r.unconverged == 0 and r.energy_rose == 0
 
 
+def test_a_search_can_start_from_a_given_gait(small):
+    """x0 (coarse.py's refinement): every sample of a tiny step lies near it; a wrong length is refused."""
+    x0 = np.linspace(-1.0, 1.0, small.dimension)
+    gait = find_gait(small, generations=1, population=4, seed=3, sigma0=1e-3, x0=x0)
+    assert np.abs(gait.x - x0).max() < 0.01
+    with pytest.raises(ValueError, match="x0 has shape"):
+        find_gait(small, generations=1, population=4, x0=x0[:-1])
+
+
 def test_the_same_seed_gives_the_same_gait(small):
     gait = find_gait(small, generations=3, population=4, seed=3)
     again = find_gait(small, generations=3, population=4, seed=3)

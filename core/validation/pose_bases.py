@@ -136,11 +136,13 @@ def warped_basis(U_rest: np.ndarray, R: np.ndarray, ref: FullSpaceReference) -> 
     """A rest basis (3n, m) carried to a pose by per-vertex rotations R (n, 3, 3): (3n, m).
 
     Rotating breaks the complementarity constraint, so the result is projected back onto it and
-    M-orthonormalised (the same span the reduced solve could use).
+    made M-orthonormal symmetrically, W (W^T M W)^(-1/2): the nearest M-orthonormal basis, whose
+    columns keep their identity from pose to pose (a carried q keeps its meaning).
     """
     n, m = len(R), U_rest.shape[1]
-    W = np.einsum("nij,njk->nik", R, U_rest.reshape(n, 3, m)).reshape(3 * n, m)
-    return mass_orthonormal(constraint_projector(ref)(W), ref.m3)
+    W = constraint_projector(ref)(np.einsum("nij,njk->nik", R, U_rest.reshape(n, 3, m)).reshape(3 * n, m))
+    w, V = np.linalg.eigh(W.T @ (ref.m3[:, None] * W))
+    return W @ (V / np.sqrt(w)) @ V.T
 
 
 def skinning_basis(model: ReducedModel, ref: FullSpaceReference) -> np.ndarray:

@@ -96,3 +96,13 @@ def test_pca_and_skinning_bases_live_on_the_constraint(cs):
     model = build_reduced_model(mesh, cs.material, cs.scene.rig, m=2, r=mesh.t, leak=cs.leak)
     B = skinning_basis(model, cs.ref)
     assert B.shape[1] <= 24 and np.abs(cs.ref.C.T @ B).max() < 1e-8
+
+
+def test_warping_keeps_each_columns_identity_from_pose_to_pose(cs):
+    """A carried q must mean the same thing one step later: small turns change columns little."""
+    U = mode_basis(cs.ref, cs.shape(0.0), 6)
+    n = cs.scene.mesh.n
+    W0 = warped_basis(U, np.tile(rotation_z(0.50), (n, 1, 1)), cs.ref)
+    W1 = warped_basis(U, np.tile(rotation_z(0.51), (n, 1, 1)), cs.ref)
+    assert np.allclose(W0.T @ (cs.ref.m3[:, None] * W0), np.eye(6), atol=1e-10)
+    assert np.abs(np.diag(W0.T @ (cs.ref.m3[:, None] * W1))).min() > 0.99

@@ -1,2 +1,2 @@
-"""Physics skinning (Song et al., seed 004): tets and pins assigned to bones, per-tet rotations from the
-rig, and the prefactored quadratic solve that turns bone transforms into vertex positions."""
+"""Physics skinning (Song et al., seed 004): pins and rotations from the weights or the bones alone, the
+solve with fixed rotations and the exact volume (solve.py), and the seed's mixed energy for validation."""

@@ -1,5 +1,3 @@
-"""Contact in the reduced space, shared by the jiggle and locomotion: sample points on the surface pushed
-out of a ground plane and of collider meshes, and body parts out of each other, by a one-sided penalty
-with lagged Coulomb friction (colliders.py, scene.py, penalty.py, surface.py, pairs.py; ground.py is
-locomotion's plane solver).
-"""
+"""Contact in the reduced space, shared by the jiggle and locomotion: surface samples pushed out of the ground
+and collider meshes, body parts out of each other; one-sided penalty, lagged Coulomb friction (colliders.py,
+scene.py, penalty.py, surface.py, pairs.py; ground.py is locomotion's plane solver)."""

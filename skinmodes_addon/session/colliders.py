@@ -15,6 +15,7 @@ from __future__ import annotations
 import bpy
 import numpy as np
 
+from ..character import fcurves_of
 from ..core.contact.scene import ColliderTrack
 from ..core.errors import SkinmodesError
 
@@ -37,6 +38,49 @@ def collision_meshes(obj: bpy.types.Object, name: str) -> list[bpy.types.Object]
             "add it in Physics > Collision to the objects that should push the skin"
         )
     return found
+
+
+def colliders_signature(obj: bpy.types.Object, name: str) -> tuple[object, ...]:
+    """What the Colliders collection ``name`` reads as, cheaply, so a session notices when it changes.
+
+    Per collider (as :func:`collision_meshes` finds them; a refused collection signs as its name):
+    its mesh's vertices and face count, its modifiers, its parent, and either its animation's keys
+    (an animated collider: its transform follows them) or its transform.  Read on every previewed
+    frame, so no frame is evaluated; what only an evaluation shows (drivers, constraints, a
+    parent's animation) is not seen.
+    """
+    try:
+        objects = collision_meshes(obj, name)
+    except SkinmodesError:
+        return ("refused", name)
+    return tuple(_collider_signature(o) for o in sorted(objects, key=lambda o: o.name))
+
+
+def _collider_signature(ob: bpy.types.Object) -> tuple[object, ...]:
+    mesh = ob.data
+    co = np.empty(3 * len(mesh.vertices), dtype=np.float32)
+    mesh.vertices.foreach_get("co", co)
+    mods = tuple((m.name, m.type, m.show_viewport) for m in ob.modifiers)
+    anim = ob.animation_data
+    if anim is not None and anim.action is not None:
+        moves: object = _keys_signature(anim.action)
+    else:
+        moves = np.array(ob.matrix_basis, dtype=np.float32).tobytes()
+    return (ob.name, co.tobytes(), len(mesh.polygons), mods, ob.parent.name if ob.parent else "", moves)
+
+
+def _keys_signature(action: bpy.types.Action) -> tuple[object, ...]:
+    """Every F-curve's keys (co and handles) and interpolations: a moved key changes it."""
+    sig: list[object] = []
+    for fc in fcurves_of(action):
+        pts = fc.keyframe_points
+        co = np.empty(6 * len(pts), dtype=np.float32)
+        for k, attr in enumerate(("co", "handle_left", "handle_right")):
+            part = np.empty(2 * len(pts), dtype=np.float32)
+            pts.foreach_get(attr, part)
+            co[2 * k * len(pts) : 2 * (k + 1) * len(pts)] = part
+        sig.append((fc.data_path, fc.array_index, co.tobytes(), tuple(p.interpolation for p in pts)))
+    return tuple(sig)
 
 
 def read_colliders(

@@ -14,6 +14,7 @@ from ..character import armature_modifier, stack_signature, vertex_positions
 from ..core.settings import CONTACT_GROUP
 from ..core.settings import names as setting_names
 from ..props import SkinmodesSettings
+from .colliders import colliders_signature
 from .core_settings import control_curves
 
 
@@ -57,7 +58,7 @@ def poses_signature(s: SkinmodesSettings) -> tuple[object, ...]:
 
 def settings_snapshot(s: SkinmodesSettings) -> tuple[object, ...]:
     """Every setting that shapes the prepared character, the animated controls' keys, the training
-    poses and the armature's rest pose.
+    poses, the armature's rest pose and the colliders.
 
     The character's settings come from core/settings.py (stage "character");
     the solver's are compared through :func:`solver_settings`.
@@ -67,6 +68,7 @@ def settings_snapshot(s: SkinmodesSettings) -> tuple[object, ...]:
         controls_signature(s.id_data),
         poses_signature(s),
         bones_signature(s.id_data),
+        colliders_signature(s.id_data, s.colliders),  # their meshes and keys: the contact's input (issue 29)
     )
 
 

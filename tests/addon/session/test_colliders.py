@@ -101,3 +101,48 @@ def test_preview_equals_bake_with_contact_on(addon, creature, tmp_path, what):
         assert np.abs(evaluated(bpy, obj) - pos).max() < 1e-5, f
     if what != "skin on skin":  # whether the tail meets the body in this hop is the creature's business
         assert max(np.abs(shown[f] - free[f]).max() for f in order) > 1e-3
+
+
+def test_the_colliders_signature_follows_their_keys_and_meshes(addon, creature):
+    import bpy
+
+    obj, _, _ = creature
+    sign = addon.session.colliders.colliders_signature
+    assert sign(obj, "") == () and sign(obj, "Nowhere") == ("refused", "Nowhere")
+    box = collider(bpy)
+    before = sign(obj, "Colliders")
+    assert sign(obj, "Colliders") == before  # stable: read twice, the same
+    box.location = (3.0, 0.0, 0.1)
+    box.keyframe_insert("location", frame=24)  # the last key moved down
+    moved = sign(obj, "Colliders")
+    assert moved != before
+    box.data.vertices[0].co.z -= 0.1
+    assert sign(obj, "Colliders") != moved
+
+
+def test_moving_a_colliders_key_changes_the_preview(addon, creature, tmp_path):
+    """A box sliding under the belly; its last key moved down out of reach while Live Preview is on: the
+    preview's frames are then those of a preview started afresh with the moved box, not the old ones."""
+    import bpy
+
+    obj, _, scene = creature
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "shot.blend"))
+    floor = float(min((obj.matrix_world @ v.co).z for v in obj.data.vertices))
+    box = collider(bpy, size=(2.0, 4.0, 0.4), frames=((1, -0.3), (24, 0.3)), z=floor - 0.2)
+    obj.skinmodes.colliders = "Colliders"
+    order = [1, 6, 12, 18, 24]
+    pressed = preview(bpy, obj, scene, order)
+    obj.skinmodes.live_preview = True
+    scene.frame_set(1)
+    box.location = (0.3, 0.0, floor - 5.0)
+    box.keyframe_insert("location", frame=24)  # the box now sinks away while it slides
+    shown = {}
+    for f in order:
+        scene.frame_set(f)
+        shown[f] = evaluated(bpy, obj)
+    obj.skinmodes.live_preview = False
+    addon.session.drop_session(obj)
+    fresh = preview(bpy, obj, scene, order)
+    for f in order:
+        assert np.abs(shown[f] - fresh[f]).max() < 1e-5, f
+    assert max(np.abs(shown[f] - pressed[f]).max() for f in order) > 1e-3

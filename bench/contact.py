@@ -28,7 +28,8 @@ from core.model.rig import LBSRig, rest_parameters
 from core.subspace.reduced import build_reduced_model
 from core.validation.scenes import chain_weights
 
-from .common import Context
+from . import contact_picture
+from .common import Context, in_scratch_folder, install_addon
 from .paired import paired_ratio, palindrome
 from .peers.pinning import pin_threads
 
@@ -110,6 +111,10 @@ def run(ctx: Context) -> dict:
     threads = pin_threads()
     load_before = os.getloadavg()
     speed = _step_times(ctx.quick)
+    # The picture last: it imports bpy into this process (the bpy sections run after this one).
+    picture = in_scratch_folder(
+        "skinmodes-bench-contact-", lambda work: contact_picture.run(ctx, work / "scene", install_addon(work))
+    )
     ctx.log(
         "  contact step ms: "
         + ", ".join(f"{k} {v:.3g}" for k, v in speed["ms_per_step"].items())
@@ -118,6 +123,7 @@ def run(ctx: Context) -> dict:
     )
     return {
         "speed": speed,
+        "picture": picture,
         "threads": threads,
         "load_average": {"before": list(load_before), "after": list(os.getloadavg())},
     }
@@ -145,4 +151,26 @@ def report_lines(p: dict) -> list[str]:
         L.append(
             f"| {name} | {v:.3g} ({lo:.3g}–{hi:.3g}) | {rr} | {s['rows'].get(k, '–')} | {s['pressed'].get(k, '–')} |"
         )
-    return [*L, ""]
+    return [*L, "", *picture_lines(p.get("picture"))]
+
+
+def picture_lines(c: dict | None) -> list[str]:
+    """The picture's paragraph (bench/contact_picture.py): a real character's tail on a collider."""
+    if not c:
+        return []
+    of_size = c["penetration_pct_off"] * c["thickness"] / c["size"]
+    return [
+        f"A real character (bench/contact_picture.py): the glTF {c['character']} ({c['vertices']:,} render vertices, "
+        f"{c['sim_vertices']:,} simulated), default settings, baked twice through the add-on over frames "
+        f"{c['frames'][0]}–{c['frames'][1]} (the run, then a held pose); a block with Collision physics "
+        "under its tail tip, its top just below the lowest point the rig gives the tail (vertex-frames the rig "
+        f"itself puts in the block: {c['rig_inside_point_frames']}), so only the secondary motion reaches it.  "
+        "Deepest penetration of the tail tip's "
+        f"{c['part_vertices']} vertices where the rig is above the top: {c['penetration_pct_off']:.3g} % of the "
+        f"tail tip's thickness ({c['thickness']:.3g} units; {of_size:.2g} "
+        f"% of the character's size) without contact, {c['penetration_pct_on']:.2g} % with; "
+        f"bake {c['bake_s_off']:.2f} s without, {c['bake_s_on']:.2f} s with.",
+        "",
+        f"![the {c['character']}'s tail on a block](plots/contact_{c['character']}_tail.png)",
+        "",
+    ]

@@ -35,6 +35,15 @@ def test_quick_section_has_every_figure(quick_contact):
     assert "## Contact (issue 29)" in (out / "REPORT.md").read_text()
 
 
+def test_quick_picture_keeps_the_tail_out_of_the_block(quick_contact):
+    res, out = quick_contact
+    c = res["sections"]["contact"]["picture"]
+    assert c["character"] == "trex" and not c["nan"] and c["rig_inside_point_frames"] == 0
+    assert c["penetration_pct_on"] <= min(1.0, c["penetration_pct_off"])
+    assert (out / "plots" / "contact_trex_tail.png").is_file()
+    assert "plots/contact_trex_tail.png" in (out / "REPORT.md").read_text()
+
+
 def test_the_ground_cuts_exactly_k_samples():
     import numpy as np
 
@@ -44,3 +53,17 @@ def test_the_ground_cuts_exactly_k_samples():
     for k in (0, 10, 100):
         g = cutting_ground(P, k)
         assert int((P @ np.asarray(g.normal) < g.height).sum()) == k
+
+
+def test_penetration_counts_only_where_the_rig_is_out_of_the_box():
+    import numpy as np
+
+    from bench.contact_picture import penetration, thickness
+
+    lo, hi = np.array([0.0, 0.0, 0.0]), np.array([1.0, 1.0, 1.0])
+    rig = np.array([[[0.5, 0.5, 1.5], [0.5, 0.5, 0.5], [2.0, 0.5, 1.5]]])  # above, the rig's own, outside
+    baked = np.array([[[0.5, 0.5, 0.75], [0.5, 0.5, 0.25], [2.0, 0.5, 0.0]]])
+    depth, rigs = penetration(baked, rig, lo, hi)
+    assert np.allclose(depth, [[0.25, 0.0, 0.0]]) and rigs == 1
+    tube = np.array([[y, 0.0, z] for y in np.linspace(0.0, 10.0, 50) for z in (0.0, 0.3 + 0.01 * y)])
+    assert abs(thickness(tube) - 0.4) < 0.02

@@ -368,12 +368,16 @@ def claim_verdict(c: dict) -> str:
     """One line: does the seed's method beat warped rest bases and PCA at the largest m?"""
     top = max(r["m"] for r in c["rows"])
     at = {r["method"]: r["mean"] for r in c["rows"] if r["m"] == top}
-    vs_warped = "beats" if at["seed"] < at["warped"] else "does not beat"
-    vs_pca = "beats" if at["seed"] < at["pca"] else "does not beat"
+
+    def word(a: float, b: float) -> str:
+        return "beats" if a < b else "does not beat"
+
     return (
-        f"At m = {top} the seed's method {vs_warped} warped rest bases ({at['seed']:.3f} against "
-        f"{at['warped']:.3f}, mean relative error) and {vs_pca} PCA of another run ({at['pca']:.3f}); "
-        f"with the inertia re-projected its bases reach {at['seed_projected']:.3f}."
+        f"At m = {top} the seed's method {word(at['seed'], at['warped'])} warped rest bases "
+        f"({at['seed']:.3f} against {at['warped']:.3f} mean relative error, q carried as the seed does; "
+        f"{at['seed_projected']:.3f} against {at['warped_projected']:.3f} with the inertia re-projected) and "
+        f"{word(at['seed'], at['pca'])} PCA of another run of the same bend ({at['pca']:.3f}); rest skinning "
+        f"eigenmodes: {at['skinning']:.3f} with 12 m coordinates, {at['skinning_dof']:.3f} with about m."
     )
 
 

@@ -57,6 +57,9 @@ class PoseSpaceModel:
     A_LR: np.ndarray = field(repr=False)
     A_MR: np.ndarray = field(repr=False)
     gravity: np.ndarray = field(repr=False)
+    # Local support (issue 29): per-pose radii from rbf.support_radii (inf: contact-free), or None for
+    # the global RBF (the default: bakes with training poses keep their bits).
+    radii: np.ndarray | None = None
 
     @property
     def k(self) -> int:
@@ -64,7 +67,9 @@ class PoseSpaceModel:
 
     def pose_weights(self, p: np.ndarray) -> np.ndarray:
         """RBF weights (k,) of the training poses at rig parameters p (12 b,)."""
-        return rbf.weights(self.coefficients, self.features, rbf.pose_features(p))
+        f = rbf.pose_features(p)
+        w = rbf.weights(self.coefficients, self.features, f)
+        return w if self.radii is None else rbf.local_support(w, self.features, f, self.radii)
 
     def blend(self, w: np.ndarray, weights: bool = True) -> tuple[ReducedModel, np.ndarray]:
         """The reduced model blended with pose weights w (k,), and its gravity row Y^T m (q,).
@@ -94,12 +99,19 @@ class PoseSpaceModel:
 
 
 def assemble_pose_space(
-    rest: ReducedModel, material: Material, poses: np.ndarray, weights: np.ndarray
+    rest: ReducedModel,
+    material: Material,
+    poses: np.ndarray,
+    weights: np.ndarray,
+    contact: np.ndarray | None = None,
+    reach: float = 0.0,
 ) -> PoseSpaceModel:
     """A pose-space model from given per-pose weights (k, n, m) at poses (k, 12 b), pose 0 the rest.
 
     Used by :func:`build_pose_space`, and to put a rotated copy of a problem on exactly the same
     subspaces (the equivariance tests).  material: the rest model's (its mu sets the Laplacian).
+    contact (k,) bool: the poses whose basis holds contact; with reach > 0 their weights get local
+    support (:func:`rbf.support_radii`), else the RBF is global.
     """
     if rest.rig_weights is None:
         raise SubspaceError("pose-space modes need an LBS rig: its bones define the poses")
@@ -109,6 +121,8 @@ def assemble_pose_space(
         raise SubspaceError(f"expected one ({rest.n}, {rest.m}) basis per pose, got {W.shape}")
     features = np.array([rbf.pose_features(p) for p in poses])  # loop over poses, a handful
     coefficients = rbf.train(features)
+    local = reach > 0.0 and contact is not None and bool(np.any(contact))
+    radii = rbf.support_radii(features, np.asarray(contact, dtype=bool), reach) if local else None
     alignment = align_bases(W, rest.masses, features, root=0)
     mesh = TetMesh.from_arrays(rest.X, rest.T)
     Xn = (rest.X - rest.centre) / rest.scale
@@ -130,6 +144,7 @@ def assemble_pose_space(
         A_LR=np.einsum("inq,nb->iqb", Ys, LYR),
         A_MR=np.einsum("inq,nb->iqb", Ys, MYR),
         gravity=np.einsum("inq,n->iq", Ys, rest.masses),
+        radii=radii,
     )
 
 
@@ -141,6 +156,7 @@ def build_pose_space(
     progress: Callable[[int, int], None] | None = None,
     contacts: list[np.ndarray | None] | None = None,
     hessian: str = "rest",
+    reach: float = 0.0,
 ) -> PoseSpaceModel:
     """Skinning eigenmodes for each of the training poses (k', 12 b) and the blended model.
 
@@ -148,7 +164,9 @@ def build_pose_space(
     contacts: per given pose, the vertices held still there (skin-on-skin contact, see
     :func:`detect_contacts`), or None.  hessian: "rest" (the solver's own energy, the default)
     or "pose" (each posed shape's, the seed's reading; :mod:`modes` says why it is not the
-    default).  A pose without contact and with the rest Hessian reuses the rest modes.
+    default).  A pose without contact and with the rest Hessian reuses the rest modes.  reach > 0
+    gives the poses with contact local support (0.5: none half-way to the nearest contact-free pose);
+    0, the default, keeps the global RBF.
     progress(done, total) is called after each pose (a caller may raise there to cancel).
     Raises :class:`core.errors.MeshError` for a pose that inverts tets with hessian="pose".
     """
@@ -182,7 +200,8 @@ def build_pose_space(
             bases.append(modes.weights)
         if progress is not None:
             progress(i, len(poses) - 1)
-    return assemble_pose_space(rest, material, poses, np.stack(bases))
+    held = np.array([s is not None and len(s) > 0 for s in given])
+    return assemble_pose_space(rest, material, poses, np.stack(bases), held, reach)
 
 
 def detect_contacts(rest: ReducedModel, poses: np.ndarray, distance: float | None = None) -> list[np.ndarray]:

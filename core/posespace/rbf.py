@@ -66,3 +66,45 @@ def weights(coefficients: np.ndarray, features: np.ndarray, f: np.ndarray) -> np
     """
     r = np.linalg.norm(np.asarray(features, dtype=np.float64) - np.asarray(f, dtype=np.float64)[None, :], axis=1)
     return r @ coefficients[:-1] + coefficients[-1]
+
+
+def support_radii(features: np.ndarray, contact: np.ndarray, reach: float) -> np.ndarray:
+    """Support radii (k,) of the training poses: reach times each contact pose's feature distance to the
+    nearest contact-free pose; inf for the contact-free poses (they keep global support).
+
+    features (k, F); contact (k,) bool, True where a pose's basis holds contact (at least one pose,
+    the rest, is contact-free); reach > 0: 0.5 fades a contact pose out half-way to its nearest
+    contact-free neighbour, where (between the two) its skin has come apart.
+    """
+    F = np.asarray(features, dtype=np.float64)
+    contact = np.asarray(contact, dtype=bool)
+    if contact.all():
+        raise SubspaceError("local support needs a contact-free training pose (the rest pose is one)")
+    if reach <= 0.0:
+        raise SubspaceError(f"local support needs reach > 0, got {reach}")
+    D = np.linalg.norm(F[:, None, :] - F[None, contact == 0, :], axis=2)  # (k, free)
+    return np.where(contact, reach * D.min(axis=1), np.inf)
+
+
+def local_support(w: np.ndarray, features: np.ndarray, f: np.ndarray, radii: np.ndarray) -> np.ndarray:
+    """Weights (k,) where each contact pose weighs nothing beyond its radius; they still sum to one.
+
+    w (k,): the global weights (:func:`weights`) at features f (F,); features (k, F); radii (k,)
+    from :func:`support_radii`.  A contact pose's weight is faded by (1 - (d / radius)^2)^2 (1 at
+    the pose, so the blend still interpolates the training poses; C1 and 0 at the radius); the
+    weight taken off goes to the contact-free poses by inverse squared distance (Shepard), so it
+    lands on the nearest of them and the weights stay continuous and invariant to rigid motion.
+    """
+    w = np.asarray(w, dtype=np.float64)
+    d = np.linalg.norm(np.asarray(features, dtype=np.float64) - np.asarray(f, dtype=np.float64)[None, :], axis=1)
+    contact = np.isfinite(radii)
+    t = np.where(contact, d / np.where(contact, radii, 1.0), 0.0)
+    fade = np.clip(1.0 - t * t, 0.0, None) ** 2
+    out = np.where(contact, fade * w, w)
+    taken = float(np.sum(w - out))
+    free = ~contact
+    if np.any(d[free] == 0.0):  # at a contact-free training pose: every other weight is already 0
+        share = (d == 0.0) & free
+    else:
+        share = np.where(free, 1.0 / np.where(free, d, 1.0) ** 2, 0.0)
+    return out + taken * share / np.sum(share)

@@ -85,3 +85,22 @@ def test_blending_without_the_weights_gives_the_same_products(swing):
         np.testing.assert_array_equal(getattr(lean, name), getattr(full, name))
     np.testing.assert_array_equal(g_lean, g_full)
     assert lean.weights is swing.rest.weights
+
+
+def test_local_support_gives_a_contact_basis_no_weight_half_way_to_the_rest(swing):
+    """Issue 29: the bar's last bone bent 90 degrees, some skin held there (a contact pose).  At 45
+    degrees the global RBF gives the contact basis half the blend (measured: 0.498);
+    with reach 0.5 it gives 0 (the blend there is the rest model's), and at the pose itself it is 1."""
+    from tests.core.posespace.conftest import bend
+
+    pose = bend(swing.scene, 90.0)
+    held = [np.arange(6)]
+    glob = build_pose_space(swing.rest, swing.material, pose[None], contacts=held)
+    local = build_pose_space(swing.rest, swing.material, pose[None], contacts=held, reach=0.5)
+    assert glob.radii is None and np.isinf(local.radii[0]) and np.isfinite(local.radii[1])
+    half = bend(swing.scene, 45.0)
+    assert abs(glob.pose_weights(half)[1] - 0.498) < 1e-3
+    np.testing.assert_allclose(local.pose_weights(half), [1.0, 0.0], atol=1e-15)
+    np.testing.assert_allclose(local.pose_weights(pose), [0.0, 1.0], atol=1e-9)
+    free = build_pose_space(swing.rest, swing.material, pose[None], reach=0.5)  # no contact: global
+    assert free.radii is None

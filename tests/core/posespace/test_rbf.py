@@ -5,7 +5,7 @@ import pytest
 
 from core.errors import SubspaceError
 from core.model.rig import rig_parameters
-from core.posespace.rbf import pose_features, train, weights
+from core.posespace.rbf import local_support, pose_features, support_radii, train, weights
 from core.validation.scenes import random_rotation
 
 
@@ -68,3 +68,49 @@ def test_duplicate_training_poses_are_refused():
     f = pose_features(random_pose(rng))
     with pytest.raises(SubspaceError, match="same bone rotations"):
         train(np.array([f, f]))
+
+
+def bent(degrees):
+    """Two bones: the first still, the second turned ``degrees`` about z (rig parameters (24,))."""
+    t = np.radians(degrees)
+    A = np.zeros((2, 3, 4))
+    A[0, :, :3] = np.eye(3)
+    A[1, :, :3] = [[np.cos(t), -np.sin(t), 0.0], [np.sin(t), np.cos(t), 0.0], [0.0, 0.0, 1.0]]
+    return rig_parameters(A)
+
+
+def test_a_contact_pose_weighs_nothing_half_way_to_the_rest():
+    """The issue's case: rest and a contact pose bent 90 degrees.  Measured at 45 degrees the global RBF
+    gives the contact pose 0.5 (to round-off); with local support (reach 0.5) it gives 0, since the
+    45-degree pose lies 0.51 of the way from the contact pose to the rest in feature distance.  At the
+    training poses nothing changes, and the weights sum to one at every angle."""
+    F = np.array([pose_features(bent(0.0)), pose_features(bent(90.0))])
+    C = train(F)
+    radii = support_radii(F, np.array([False, True]), 0.5)
+    assert np.isinf(radii[0]) and radii[1] > 0
+    f45 = pose_features(bent(45.0))
+    assert abs(weights(C, F, f45)[1] - 0.5) < 1e-12  # before: half the contact basis where nothing touches
+    np.testing.assert_allclose(local_support(weights(C, F, f45), F, f45, radii), [1.0, 0.0], atol=1e-15)
+    for j in range(2):
+        np.testing.assert_allclose(local_support(weights(C, F, F[j]), F, F[j], radii), np.eye(2)[j], atol=1e-12)
+    previous = 0.0
+    for deg in np.linspace(0.0, 90.0, 31):
+        f = pose_features(bent(deg))
+        w = local_support(weights(C, F, f), F, f, radii)
+        assert abs(w.sum() - 1.0) < 1e-12 and w[1] >= previous - 1e-12  # sums to one, grows towards the pose
+        previous = w[1]
+
+
+def test_local_support_moves_the_faded_weight_to_the_nearest_contact_free_pose():
+    """Three poses: rest, a contact-free pose at -90 and a contact pose at +90 degrees.  At +30 degrees
+    the contact pose's weight (positive there) is faded to nothing and goes mostly to the rest, the
+    nearer contact-free pose; the weights still sum to one."""
+    F = np.array([pose_features(bent(d)) for d in (0.0, -90.0, 90.0)])
+    C = train(F)
+    radii = support_radii(F, np.array([False, False, True]), 0.5)
+    f = pose_features(bent(30.0))
+    w, w0 = local_support(weights(C, F, f), F, f, radii), weights(C, F, f)
+    assert w0[2] > 0.1 and w[2] == 0.0 and abs(w.sum() - 1.0) < 1e-12
+    assert w[0] - w0[0] > w[1] - w0[1] > 0.0
+    with pytest.raises(SubspaceError, match="contact-free"):
+        support_radii(F, np.array([True, True, True]), 0.5)

@@ -358,6 +358,7 @@ CLAIM_NAMES = {
     "warped": "warped rest modes + derivatives, q carried",
     "warped_projected": "warped rest modes + derivatives, re-projected",
     "pca": "PCA of another run's snapshots",
+    "pca_modes": "PCA of the training poses' bases together (seed's Fig. 14)",
     "pca_own": "PCA of this run's own snapshots (oracle)",
     "skinning": "rest skinning eigenmodes, m modes",
     "skinning_dof": "rest skinning eigenmodes, ≈ m / 12 modes",
@@ -376,8 +377,10 @@ def claim_verdict(c: dict) -> str:
         f"At m = {top} the seed's method {word(at['seed'], at['warped'])} warped rest bases "
         f"({at['seed']:.3f} against {at['warped']:.3f} mean relative error, q carried as the seed does; "
         f"{at['seed_projected']:.3f} against {at['warped_projected']:.3f} with the inertia re-projected) and "
-        f"{word(at['seed'], at['pca'])} PCA of another run of the same bend ({at['pca']:.3f}); rest skinning "
-        f"eigenmodes: {at['skinning']:.3f} with 12 m coordinates, {at['skinning_dof']:.3f} with about m."
+        f"{word(at['seed'], at['pca'])} PCA of another run of the same bend ({at['pca']:.3f}); it "
+        f"{word(at['seed'], at['pca_modes'])} one PCA basis of the training poses' bases "
+        f"({at['pca_modes']:.3f}); rest skinning eigenmodes: {at['skinning']:.3f} with 12 m coordinates, "
+        f"{at['skinning_dof']:.3f} with about m."
     )
 
 

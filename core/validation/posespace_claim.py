@@ -16,6 +16,8 @@ step to the same tolerance (``reduced_run``), so only the subspace differs:
 * ``warped`` / ``warped_projected``: the rest pose's modes + derivatives rotated per vertex by
   the rig (the seed's Fig. 4), carried either way;
 * ``pca``: PCA of full-space snapshots of another motion (the same bend, faster, then held);
+* ``pca_modes``: PCA of the training poses' bases together, one pose-independent basis (the
+  seed's own comparison, its Fig. 14);
 * ``pca_own``: PCA of the measured run's own reference snapshots (an oracle: an upper bound);
 * ``skinning``: this project's rest skinning eigenmodes, m of them (12 m coordinates), and
   ``skinning_dof``: about m / 12 of them, the same number of coordinates as the others.
@@ -37,7 +39,7 @@ from ..model.materials import Material
 from ..model.rig import lbs_positions, rig_parameters
 from ..posespace import rbf
 from ..subspace.reduced import build_reduced_model
-from .pose_bases import mode_basis, pca_basis, skinning_basis, vertex_rotations, warped_basis
+from .pose_bases import mode_basis, pca_basis, pca_directions, skinning_basis, vertex_rotations, warped_basis
 from .reduced_run import reference_run, relative_errors, run_reduced
 from .reference import FullSpaceReference
 from .scenes import BarScene, bar_scene
@@ -47,7 +49,17 @@ H = 1.0 / 48.0
 TRAINING_DEG = (0.0, 60.0, 120.0)
 BETWEEN_DEG = (30.0, 90.0)
 SIGNIFICANT = 0.1  # steps with ||u_ref|| below this share of its largest value are not scored
-METHODS = ("seed", "seed_projected", "warped", "warped_projected", "pca", "pca_own", "skinning", "skinning_dof")
+METHODS = (
+    "seed",
+    "seed_projected",
+    "warped",
+    "warped_projected",
+    "pca",
+    "pca_modes",
+    "pca_own",
+    "skinning",
+    "skinning_dof",
+)
 
 
 @dataclass(frozen=True)
@@ -155,6 +167,7 @@ def method_bases(cs: ClaimScene, motion: Motion, m: int) -> dict[str, tuple[Call
     rest = bases[0]  # the 0° training pose is the rest pose
     fixed = {
         "pca": pca_basis(motion.u_train, cs.ref, m),
+        "pca_modes": pca_directions(np.hstack(bases), cs.ref.m3, m),
         "pca_own": pca_basis(motion.u_ref, cs.ref, m),
         "skinning": _skinning(cs, m),
         "skinning_dof": _skinning(cs, max(1, round(m / 12))),

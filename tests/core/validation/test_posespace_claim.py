@@ -17,6 +17,7 @@ import pytest
 
 from core.model.rig import rig_parameters
 from core.validation.posespace_claim import (
+    METHODS,
     ClaimScene,
     ClaimSetup,
     bend_angle,
@@ -63,7 +64,7 @@ def test_the_seeds_bases_converge_towards_the_reference_as_m_grows():
 def test_the_table_has_every_method_at_every_m():
     res = claim_rows(ClaimSetup(length=2.0, cells=3, swing_s=0.25, steps=6), (4,))
     methods = {r["method"] for r in res["rows"]}
-    assert {"seed", "seed_projected", "warped", "pca", "pca_own", "skinning", "skinning_dof"} <= methods
+    assert set(METHODS) == methods
     for r in res["rows"]:
         assert 0 <= r["mean"] <= r["max"] and r["ms"] > 0 and r["newton_max"] >= 1
         assert set(r["between"]) == {"30", "90"}

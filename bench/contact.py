@@ -168,7 +168,9 @@ def picture_lines(c: dict | None) -> list[str]:
         "Deepest penetration of the tail tip's "
         f"{c['part_vertices']} vertices where the rig is above the top: {c['penetration_pct_off']:.3g} % of the "
         f"tail tip's thickness ({c['thickness']:.3g} units; {of_size:.2g} "
-        f"% of the character's size) without contact, {c['penetration_pct_on']:.2g} % with; "
+        f"% of the character's size) without contact, {c['penetration_pct_on']:.2g} % with (its lowest point "
+        f"stays {c['clearance_pct_on']:.3g} % of the thickness above the top: contact acts on the simulated "
+        "volume's surface, which encloses the render surface, so that touches first); "
         f"bake {c['bake_s_off']:.2f} s without, {c['bake_s_on']:.2f} s with.",
         "",
         f"![the {c['character']}'s tail on a block](plots/contact_{c['character']}_tail.png)",

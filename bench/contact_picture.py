@@ -159,6 +159,9 @@ def run(ctx: Any, work: Path, addon: Any) -> dict:
         "free_overshoot": float(rig[..., 2].min() - free[..., 2].min()),
         "penetration_pct_off": 100.0 * float(d_free.max()) / thick,
         "penetration_pct_on": 100.0 * float(d_hit.max()) / thick,
+        # How close the tail tip comes to the block's top with contact: contact acts on the simulated
+        # volume's surface, which encloses the render surface, so the render surface stops short.
+        "clearance_pct_on": 100.0 * float(np.nanmin(lowest(hit, lo, hi)) - hi[2]) / thick,
         "rig_inside_point_frames": rig_in,
         "bake_s_off": float(summary["seconds"]),
         "bake_s_on": float(summary_on["seconds"]),
@@ -178,9 +181,9 @@ def run(ctx: Any, work: Path, addon: Any) -> dict:
 
 
 def lowest(points: np.ndarray, lo, hi) -> np.ndarray:
-    """Per frame, the lowest z of points (frames, n, 3) inside the box's footprint (NaN where none is)."""
+    """Per frame, the lowest z of points (frames, n, 3) inside the box's footprint (inf where none is)."""
     inside = np.all((points[..., :2] > np.asarray(lo[:2])) & (points[..., :2] < np.asarray(hi[:2])), axis=-1)
-    return np.where(inside, points[..., 2], np.inf).min(axis=1).clip(None, 1e30)
+    return np.where(inside, points[..., 2], np.inf).min(axis=1)
 
 
 def plot(path: Path, out: dict, body: np.ndarray, tail: tuple, depths: tuple) -> Path:

@@ -98,12 +98,18 @@ def check_object(obj: bpy.types.Object | None) -> bpy.types.ArmatureModifier | N
         raise RigError(
             f"armature '{mod.object.name}' has no deforming bones; enable Deform on the bones that move the mesh"
         )
-    if not any(obj.vertex_groups.get(name) is not None for name in deform):
+    if not any(obj.vertex_groups.get(name) is not None for name in deform) and not from_bones_only(obj):
         raise RigError(
             f"'{obj.name}' has no vertex groups named after deforming bones of '{mod.object.name}'; "
             "paint weights or parent with automatic weights"
         )
     return mod
+
+
+def from_bones_only(obj: bpy.types.Object) -> bool:
+    """Whether ``obj`` bakes Physics Skin From Bones Only, which needs no weights (issue 30)."""
+    s = getattr(obj, "skinmodes", None)
+    return s is not None and bool(s.physics_skin) and s.physics_skin_from == "BONES"
 
 
 def modifiers_before(obj: bpy.types.Object, mod: bpy.types.Modifier | None) -> list[bpy.types.Modifier]:
@@ -441,6 +447,8 @@ def read_character(
         raise RigError(f"'{obj.name}' has no Armature modifier; read it as an object rig (object_rig.read_object)")
     arm = mod.object
     bones = [b.name for b in arm.data.bones if b.use_deform and obj.vertex_groups.get(b.name) is not None]
+    if not bones and settings.physics_skin and settings.physics_skin_from == "BONES":
+        bones = [b.name for b in arm.data.bones if b.use_deform]  # no groups: every weight zero, skinned from bones
     with armature_input(obj) as obj_in:
         W = vertex_group_weights(obj_in, bones)
         bad = np.flatnonzero(~np.isfinite(W).all(axis=0))

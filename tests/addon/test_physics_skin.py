@@ -32,6 +32,7 @@ The headless command is run in its own process (tools/skinmodes_cli.py, as in te
 a second.
 """
 
+import importlib
 import json
 import math
 import os
@@ -383,3 +384,80 @@ def test_from_bones_only_beats_blenders_automatic_weights_on_a_real_elbow(addon,
     assert abs(m["automatic_physics_limb_pct"]) <= 3.0
     assert m["automatic_physics_joint_inverted"] == 0 and m["automatic_physics_limb_inverted"] == 0
     assert m["automatic_pinned_share"] < 0.05
+
+
+def bare_limb(bpy, scene, twist_deg):
+    """A closed cylinder (radius 0.5 m, 4 m along z, 17 rings of 16) parented to a two-bone armature with an
+    Armature modifier and no vertex group at all; bone 2 twisted by ``twist_deg`` about its axis at frame 2."""
+    rings, sides = 17, 16
+    a = np.linspace(0.0, 2.0 * np.pi, sides, endpoint=False)
+    z = np.linspace(-2.0, 2.0, rings)
+    verts = [(0.5 * math.cos(t), 0.5 * math.sin(t), h) for h in z for t in a] + [(0.0, 0.0, -2.0), (0.0, 0.0, 2.0)]
+    faces = [(r * sides + i, r * sides + (i + 1) % sides, (r + 1) * sides + (i + 1) % sides, (r + 1) * sides + i)
+             for r in range(rings - 1) for i in range(sides)]  # fmt: skip
+    bottom, top = rings * sides, rings * sides + 1
+    faces += [(bottom, (i + 1) % sides, i) for i in range(sides)]
+    faces += [(top, (rings - 1) * sides + i, (rings - 1) * sides + (i + 1) % sides) for i in range(sides)]
+    mesh = bpy.data.meshes.new("limb")
+    mesh.from_pydata(verts, [], faces)
+    mesh.update()
+    obj = bpy.data.objects.new("limb", mesh)
+    arm = bpy.data.objects.new("rig", bpy.data.armatures.new("rig"))
+    for o in (obj, arm):
+        scene.collection.objects.link(o)
+    bpy.context.view_layer.objects.active = arm
+    bpy.ops.object.mode_set(mode="EDIT")
+    for name, head, tail in (("upper", (0, 0, -2), (0, 0, 0)), ("lower", (0, 0, 0), (0, 0, 2))):
+        bone = arm.data.edit_bones.new(name)
+        bone.head, bone.tail = head, tail
+    arm.data.edit_bones["lower"].parent = arm.data.edit_bones["upper"]
+    bpy.ops.object.mode_set(mode="OBJECT")
+    obj.parent = arm
+    obj.modifiers.new("Armature", "ARMATURE").object = arm
+    lower = arm.pose.bones["lower"]
+    lower.rotation_mode = "XYZ"
+    for frame, angle in ((1, 0.0), (2, twist_deg)):
+        lower.rotation_euler = (0.0, math.radians(angle), 0.0)  # a bone's own Y is its axis
+        lower.keyframe_insert("rotation_euler", frame=frame)
+    scene.frame_start, scene.frame_end = 1, 2
+    return obj
+
+
+def test_from_bones_only_skins_a_mesh_with_no_vertex_groups(addon, bpy_scene, tmp_path):
+    """A mesh parented to its armature with no vertex group at all (issue 30): From Bones Only accepts it
+    (it needs no weights; the check refused it before) and gives a plausible skin: twisting the lower bone
+    120° keeps the tets' volume within 3 % with no inverted tet, where the Armature modifier leaves the mesh
+    where it is.  With Physics Skin from weights the mesh is still refused."""
+    import bpy
+
+    from testkit.build_extension import ADDON_MODULE
+
+    api = importlib.import_module(ADDON_MODULE + ".api")
+    session_mod = importlib.import_module(ADDON_MODULE + ".session")
+    errors = importlib.import_module(ADDON_MODULE + ".character")
+    volumes = importlib.import_module(ADDON_MODULE + ".core.geometry.tetmesh").signed_volumes
+    obj = bare_limb(bpy, bpy_scene, 120.0)
+    assert len(obj.vertex_groups) == 0
+    api.configure(obj, physics_skin=True, secondary_motion=False)
+    with pytest.raises(errors.SkinmodesError, match="no vertex groups"):
+        errors.check_object(obj)  # from weights: there are none
+    obj.skinmodes.physics_skin_from = "BONES"
+    assert errors.check_object(obj) is not None
+    bpy_scene.frame_set(2)
+    session = session_mod.build_session(obj, bpy_scene)
+    session.record(2, bpy.context.evaluated_depsgraph_get())
+    rig = session.prepared.physics_rig(float(obj.skinmodes.pin_depth), bool(obj.skinmodes.pin_rigid), True)
+    p = session.rig[2]
+    x, lbs = rig.positions(p), rig.lbs(p)
+    mesh = rig.mesh
+    assert np.abs(lbs - mesh.X).max() < 1e-9  # no weights: the Armature modifier does not move it
+    twisted = np.abs(x - mesh.X).max() / np.ptp(mesh.X, axis=0).max()
+    v = volumes(x, mesh.T)
+    change = float(v.sum() / mesh.volumes.sum() - 1.0)
+    assert twisted > 0.05, twisted  # the skin follows the twisted bone
+    assert abs(change) < 0.03 and int((v <= 0).sum()) == 0, (change, int((v <= 0).sum()))
+    bpy.context.view_layer.objects.active = obj
+    obj.select_set(True)
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "limb.blend"))
+    assert bpy.ops.skinmodes.bake(output="PC2") == {"FINISHED"}
+    assert np.isfinite(baked_positions(bpy, obj)).all()

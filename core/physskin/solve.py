@@ -67,6 +67,7 @@ from ..geometry.tetmesh import TetMesh
 from ..linalg.polar import cofactors
 from ..linalg.spd import SPDSolver, factorize_spd
 from ..model.fem import deformation_gradient_operator, scalar_laplacian
+from .banded import factorize_scalar
 
 _VEC_I = np.eye(3).ravel()
 # How far the conjugate gradients reduce the starting residual.  1e-6 left position
@@ -225,13 +226,13 @@ class PhysicsSkin:
         free_vertices = np.setdiff1d(np.arange(mesh.n), pins) if k is None else np.arange(mesh.n)
         free = (3 * free_vertices[:, None] + np.arange(3)).ravel()
         coords = mesh.X[free_vertices]
-        factor = factorize_spd(_free_block(Ls, free_vertices, pins, k), coords)
+        factor = factorize_scalar(_free_block(Ls, free_vertices, pins, k), coords)
         precondition = None
         if np.any(lam != 0.0):
             # The volume term stiffens compression by about lam / (2 mu) over shear; a
             # Laplacian weighted by 2 mu + lam balances the two halves of the spectrum.
             Lp = scalar_laplacian(mesh, 2.0 * mu + lam)
-            precondition = factorize_spd(_free_block(Lp, free_vertices, pins, k), coords)
+            precondition = factorize_scalar(_free_block(Lp, free_vertices, pins, k), coords)
         return cls(
             mesh, mu, lam, pins, np.asarray(pin_bone, dtype=np.int64), deformation_gradient_operator(mesh),
             free_vertices, free, fixed, Ls, factor, precondition, pin_stiffness=k,

@@ -552,6 +552,15 @@ SETTINGS: tuple[Setting, ...] = (
         "contact",
         "solver",
     ),
+    Setting(
+        "pose_local_blend",
+        "Local Blend",
+        "A training pose with contact counts only near its own pose: half-way to the rest (or to a pose "
+        "without contact) its contact weighs nothing; off, every pose counts everywhere (the seed's blend)",
+        False,
+        "contact",
+        "character",
+    ),
     # Physics skin -------------------------------------------------------------
     Setting(
         "physics_skin",

@@ -228,6 +228,7 @@ class SKINMODES_PT_posespace(_Panel, bpy.types.Panel):
                 row.prop_search(pose, "contact_group", obj, "vertex_groups", text="")
             row.operator("skinmodes.remove_pose", icon="X", text="").index = i
         layout.operator("skinmodes.add_pose", icon="ADD", text="Add Current Frame")
+        layout.prop(s, "pose_local_blend")
         if not len(s.poses):
             layout.label(text="Add frames where skin presses on skin", icon="INFO")
             layout.label(text="(a bent elbow, a curled tail): no jiggle into it")

@@ -82,8 +82,11 @@ def prepare_pose_space(
     contacts: Sequence[ContactSpec] | None = None,
     progress: Callable[[int, int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
+    reach: float = 0.0,
 ) -> PoseSpaceCharacter:
     """Pose-space modes for training poses (k', 12 b) taken at ``frames`` (k',), with their contacts.
+
+    reach > 0 gives the poses with contact local RBF support (:func:`build_pose_space`); 0 the global blend.
 
     progress(done, total) after each pose; cancelled() is asked before each (raises :class:`Cancelled`).
     """
@@ -105,7 +108,7 @@ def prepare_pose_space(
             progress(done, total)
 
     step(0, len(poses))
-    ps = build_pose_space(model, prepared.material, poses, progress=step, contacts=sticks)
+    ps = build_pose_space(model, prepared.material, poses, progress=step, contacts=sticks, reach=reach)
     emb, T = prepared.embedding, prepared.mesh.T
     render_w = np.stack([interpolate(emb, T, W) for W in ps.alignment.bases])
     if prepared.keep is not None:

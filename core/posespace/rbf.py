@@ -22,6 +22,9 @@ import scipy.linalg as sla
 from ..errors import SubspaceError
 from ..linalg.polar import rotation_svd
 
+# Local support's default reach: a contact pose weighs nothing half-way to its nearest contact-free pose.
+REACH = 0.5
+
 
 def pose_features(p: np.ndarray) -> np.ndarray:
     """Features (9 b,) of rig parameters p (12 b,): each bone's rotation R̄^T R_b, flattened.

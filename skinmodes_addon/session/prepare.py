@@ -87,6 +87,7 @@ def _prepare(
             contacts=[pose.contact for pose in poses],
             progress=pose_progress,
             cancelled=cancelled,
+            reach=request.pose_reach,
         )
     if progress is not None:
         progress("done", 1.0)

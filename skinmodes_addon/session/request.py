@@ -25,6 +25,7 @@ from ..character import (
 from ..core.errors import CacheError, SkinmodesError
 from ..core.io.pc2 import check_writable
 from ..core.pipeline import CharacterInput, MaterialSettings, SolverSettings, SubspaceSettings, check_frame_range
+from ..core.posespace.rbf import REACH
 from ..core.settings import CONTACT_AUTO, CONTACT_GROUP
 from ..object_rig import check_subspace_method, object_subspace, read_rig
 from ..props import SkinmodesSettings, settings
@@ -69,6 +70,7 @@ class SessionRequest:
     geometry: Geometry
     snapshot: tuple[object, ...]
     poses: tuple[PoseRequest, ...] = ()
+    pose_reach: float = 0.0  # > 0: the contact poses' RBF weights get local support (Local Blend)
 
 
 def read_poses(
@@ -159,4 +161,5 @@ def read_request(
         geometry=Geometry.of(obj),
         snapshot=settings_snapshot(s),
         poses=poses,
+        pose_reach=REACH if s.pose_local_blend else 0.0,
     )

@@ -74,6 +74,7 @@ READ_BY_THE_ADDON = {
     "planted_feet",
     "cache_dir",
     "subspace_method",  # which drive an object rig gets (issue 27), chosen where the session builds it
+    "pose_local_blend",  # the pose-space RBF's local support (issue 29), passed to prepare_pose_space as reach
 }
 
 

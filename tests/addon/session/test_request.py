@@ -56,3 +56,14 @@ def test_bad_training_poses_are_refused_in_one_line_and_change_nothing(addon, cr
         session_mod.build_session(obj, scene)
     assert str(refused.value).startswith(message) and "\n" not in str(refused.value)
     assert full_fingerprint(bpy, obj) == before
+
+
+def test_local_blend_reaches_the_request_and_makes_the_session_stale(addon, creature):
+    """Local Blend (issue 29) is read as the pose-space reach; toggling it asks for new pose-space modes."""
+    session_mod = addon.session
+    obj, _, scene = creature
+    assert session_mod.read_request(obj, scene).pose_reach == 0.0
+    before = session_mod.settings_snapshot(obj.skinmodes)
+    obj.skinmodes.pose_local_blend = True
+    assert session_mod.read_request(obj, scene).pose_reach == 0.5
+    assert session_mod.settings_snapshot(obj.skinmodes) != before

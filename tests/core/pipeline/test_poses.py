@@ -71,3 +71,16 @@ def test_pose_space_modes_can_be_cancelled_between_poses(prepared):
     with pytest.raises(Cancelled, match="cancelled; nothing was changed"):
         prepare_pose_space(prepared, swing(2 * np.pi)[None], frames=[9], cancelled=cancelled)
     assert asked and prepared.posespace is None
+
+
+def test_local_blend_fades_a_contact_pose_out_half_way_to_the_rest(prepared, character):
+    """reach reaches the model (issue 29): with the painted contact pose at a full swing, half-way there
+    the global blend still gives the contact basis about half, the local one nothing; at the pose, all."""
+    p = swing(2 * np.pi)
+    mask = (character.rest[:, 0] > 0.95).astype(float)
+    glob = prepare_pose_space(prepared, p[None], frames=[9], contacts=[mask])
+    local = prepare_pose_space(prepared, p[None], frames=[9], contacts=[mask], reach=0.5)
+    half = swing(2 * np.pi / 3)  # half the full swing angle (0.3 of 0.6 rad)
+    assert 0.3 < glob.model.pose_weights(half)[1] < 0.7
+    np.testing.assert_allclose(local.model.pose_weights(half), [1.0, 0.0], atol=1e-12)
+    np.testing.assert_allclose(local.model.pose_weights(p), [0.0, 1.0], atol=1e-9)

@@ -336,24 +336,42 @@ DIRECT_10K = {"vertices": 10_268, "search_s": 216.0, "body_lengths": 0.84}
 
 
 def _large_lines(rows: list[dict]) -> list[str]:
-    """What the large rows show beside the goal, the seed's Table 1 and the direct search."""
+    """What the large rows show beside the goal, the seed's Table 1, the direct search and the load."""
     big = [r for r in rows if r["vertices"] >= 8000]
     if not big:
         return []
     L = [""]
     for r in big:
+        part = ""
+        if r.get("coarse_search_s") is not None:
+            part = f", {r['coarse_search_s']:.0f} s of them on the {r['searched_vertices']:,}-vertex copy"
         L.append(
-            f"At {r['vertices']:,} vertices the search took {r['optimisation_s']:.0f} s in all "
-            f"({r['rollouts']} rollouts of {r['steps_per_rollout']} steps"
-            + (
-                f", {r['coarse_search_s']:.0f} s of them on the {r['searched_vertices']:,}-vertex copy"
-                if r.get("coarse_search_s") is not None
-                else ""
-            )
-            + f") and the gait goes {r['body_lengths']:.2f} body lengths per 10 s; goal: at most 300 s for 10k "
-            "vertices on 2 cores; the seed's Table 1: 900-984 s for its 9-14k-vertex characters and "
-            "1,270-3,300 s for its 42-45k-vertex ones (200 x 16 rollouts of 200-300 steps)."
+            f"At {r['vertices']:,} vertices the search took {r['optimisation_s']:.0f} s in all ({r['rollouts']} "
+            f"rollouts of {r['steps_per_rollout']} steps{part}) and the gait goes {r['body_lengths']:.2f} body "
+            "lengths per 10 s."
         )
+    L.append(
+        "Goal: at most 300 s for 10k vertices on 2 cores.  The seed's Table 1: 900-984 s for its 9-14k-vertex "
+        "characters and 1,270-3,300 s for its 42-45k-vertex ones (200 x 16 rollouts of 200-300 steps)."
+    )
+    carried = [r for r in big if r.get("carried_judged") is not None]
+    if carried:
+        L += [
+            "",
+            "Carried to the fine mesh, the coarse gait's J over 10 s is "
+            + ", ".join(f"{r['carried_judged']:.2f} at {r['vertices']:,} vertices" for r in carried)
+            + f" against {carried[0]['coarse_judged']:.2f} on the copy (the transfer holds); the refinement on the "
+            "mesh then gives " + ", ".join(f"{r['judged']:.2f}" for r in carried) + ".",
+        ]
+        same = [r for r in rows if r["vertices"] == carried[0]["searched_vertices"] and not r.get("coarse_search_s")]
+        if same:
+            times = [same[0]["optimisation_s"]] + [r["coarse_search_s"] for r in carried]
+            L.append(
+                f"The copy's search is the {same[0]['creature']} row's own (the same mesh, budget and seed: the same "
+                "gait bit for bit); in this one run it took " + ", ".join(f"{t:.0f}" for t in times) + " s: "
+                "the shared machine's load, not the mesh, sets these seconds; the 14:55 run, on a quieter machine, "
+                "took 129 s for it."
+            )
     d = DIRECT_10K
     L += [
         "",

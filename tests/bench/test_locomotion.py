@@ -51,4 +51,4 @@ def test_a_large_row_is_set_beside_the_goal_the_seed_and_the_direct_search():
     text = "\n".join(report_lines({"cpu": "AMD EPYC", "load": "idle", "rows": [row(), big]}))
     assert "| blob, ~10k vertices | 10,268 |" in text and "| 724 | 160 |" in text
     assert "At 10,268 vertices the search took 160 s in all" in text and "130 s of them on the 724-vertex copy" in text
-    assert "goal: at most 300 s" in text and "900-984 s" in text and "216 s" in text
+    assert "Goal: at most 300 s" in text and "900-984 s" in text and "216 s" in text

@@ -230,13 +230,21 @@ def _plot(ctx: Context, rows: list[dict]) -> str | None:
         import matplotlib.pyplot as plt
     except ImportError:  # the figures stand without their plot
         return None
-    fig, ax = plt.subplots(figsize=(5, 3.2))
+    fig, ax = plt.subplots(figsize=(5.6, 3.4))
     for r in rows:
-        h = r["history"]
-        ax.plot(np.arange(1, len(h) + 1), h, marker="o", ms=3, label=f"{r['creature']} ({r['vertices']:,} v)")
-    ax.set_xlabel("CMA-ES generation")
+        h, label = np.asarray(r["history"]), f"{r['creature']} ({r['vertices']:,} v)"
+        g = np.arange(1, len(h) + 1)
+        refine = int(r.get("refine_generations") or 0)
+        if not refine:
+            ax.plot(g, h, marker="o", ms=3, label=label, zorder=3)
+            continue
+        # a large mesh's search: the copy's generations (the same curve as the row searched on that copy)
+        # thin and dashed, then the refinement's on the mesh itself
+        (line,) = ax.plot(g[: len(h) - refine + 1], h[: len(h) - refine + 1], ls="--", lw=0.8, zorder=2)
+        ax.plot(g[-refine:], h[-refine:], marker="o", ms=3, color=line.get_color(), label=f"{label}, refined")
+    ax.set_xlabel("CMA-ES generation (restarts in turn; dashed: on the coarse copy)", fontsize=8)
     ax.set_ylabel("best J over 3 s (body lengths)")
-    ax.legend()
+    ax.legend(fontsize=7)
     ax.grid(alpha=0.3)
     fig.tight_layout()
     path = ctx.plot_path("locomotion_objective")
@@ -467,14 +475,15 @@ def run(ctx: Context) -> dict:
 
 
 def redraw(folder: Path) -> dict:
-    """Redraw the strip from the gaits of the last run stored in ``folder``/results.json (no search), replay them
-    on the finer meshes when that run did not, and rewrite ``folder``/locomotion.md; results.json is left as
-    it is (the section's next run stores both)."""
+    """Redraw the objective plot and the strip from the histories and gaits of the last run stored in
+    ``folder``/results.json (no search), replay them on the finer meshes when that run did not, and rewrite
+    ``folder``/locomotion.md; results.json is left as it is (the section's next run stores both)."""
     p = dict(json.loads((folder / "results.json").read_text())["sections"]["locomotion"])
     ctx = Context(quick=False, out=folder, peer_python=None)
     recipes = dict(RUNS)
     if "resolution" not in p and all(r["creature"] in recipes for r in p["rows"]):
         p["resolution"] = _resolution([(r["creature"], recipes[r["creature"]]) for r in p["rows"]], p["rows"])
+    p["plot"] = _plot(ctx, p["rows"])
     small = [r for r in p["rows"] if r["vertices"] < STRIP_MAX_VERTICES and r["creature"] in recipes]
     p["strip"] = _strip(ctx, [(r["creature"], recipes[r["creature"]], np.array(r["x"])) for r in small])
     (folder / "locomotion.md").write_text("\n".join(report_lines(p)) + "\n")

@@ -557,7 +557,7 @@ SETTINGS: tuple[Setting, ...] = (
         "Local Blend",
         "A training pose with contact counts only near its own pose: half-way to the rest (or to a pose "
         "without contact) its contact weighs nothing; off, every pose counts everywhere (the seed's blend)",
-        False,
+        True,
         "contact",
         "character",
     ),

@@ -62,8 +62,8 @@ def test_local_blend_reaches_the_request_and_makes_the_session_stale(addon, crea
     """Local Blend (issue 29) is read as the pose-space reach; toggling it asks for new pose-space modes."""
     session_mod = addon.session
     obj, _, scene = creature
-    assert session_mod.read_request(obj, scene).pose_reach == 0.0
+    assert session_mod.read_request(obj, scene).pose_reach == 0.5  # on by default: the issue's local support
     before = session_mod.settings_snapshot(obj.skinmodes)
-    obj.skinmodes.pose_local_blend = True
-    assert session_mod.read_request(obj, scene).pose_reach == 0.5
+    obj.skinmodes.pose_local_blend = False
+    assert session_mod.read_request(obj, scene).pose_reach == 0.0
     assert session_mod.settings_snapshot(obj.skinmodes) != before

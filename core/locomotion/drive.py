@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..contact.ground import GroundPlane
 from ..dynamics.simulator import StepReport
 from ..errors import SimulationError
 from ..geometry.embedding import Embedding
 from ..geometry.size import character_size
 from .gait import GaitProblem
-from ..contact.ground import GroundPlane
 from .model import LocomotionModel
 from .signal import Sinusoids, actuation_at
 from .step import State, Stepper, StepSettings, body_rotation, rest_state

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..contact.ground import lowest_band, sample_vertices
 from ..geometry.tetmesh import TetMesh
 from ..model.constraint import normalization
 from ..model.fem import lumped_mass, scalar_laplacian
@@ -21,7 +22,6 @@ from ..model.materials import Material
 from ..subspace.clusters import skinning_clusters
 from .actuation_modes import ActuationModes, vibration_modes
 from .covariance import basis_gradients, covariance_tensor, passive_tensor, target_gradients, target_gram
-from ..contact.ground import lowest_band, sample_vertices
 from .subspace import SimulationSubspace, simulation_subspace
 
 

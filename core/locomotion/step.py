@@ -39,8 +39,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg as sla
 
-from ..errors import SimulationError
 from ..contact.ground import ContactStep, GroundContact, GroundPlane
+from ..errors import SimulationError
 from .model import LocomotionModel
 
 # Relative round-off allowance when checking that an iteration did not raise the energy.

@@ -5,8 +5,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from core.errors import SimulationError
 from core.contact.ground import GroundPlane
+from core.errors import SimulationError
 from core.locomotion.step import (
     Stepper,
     StepSettings,

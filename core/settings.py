@@ -692,6 +692,19 @@ SETTINGS: tuple[Setting, ...] = (
         maximum=1000,
     ),
     Setting(
+        "gait_search_tets",
+        "Search Copy",
+        "A mesh of more than 4 times this many tets is searched on a coarse copy of its shape this size and the "
+        "gait carried back and refined on the mesh itself (the search's cost then barely grows with the mesh); "
+        "0 searches the mesh itself",
+        3000,
+        "locomotion",
+        "ui",
+        minimum=0,
+        maximum=1_000_000,
+        soft_max=20_000,
+    ),
+    Setting(
         "gait_seed",
         "Seed",
         "The search's random seed: the same seed on the same mesh finds the same gait",

@@ -193,7 +193,7 @@ def search(mesh: TetMesh, settings: GaitSettings, progress: Progress | None = No
         except SimulationError as exc:  # the pairing is checked before any rollout: nothing was spent
             raise SimulationError(
                 f"the gait is searched on a {small.t:,}-tet copy of this {mesh.t:,}-tet mesh, which cannot carry it "
-                f"({exc}); a larger copy (coarse_tets) or 0 (the mesh itself) can"
+                f"({exc}); a larger Search Copy (coarse_tets) or 0 (search the mesh itself) can"
             ) from exc
         gait = replace(found.gait, seconds=time.perf_counter() - start)  # the copy and its model included
     else:

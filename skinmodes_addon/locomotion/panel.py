@@ -41,6 +41,7 @@ class SKINMODES_PT_locomotion(bpy.types.Panel):
         row.prop(s, "gait_period_max", text="")
         col.prop(s, "gait_modes")
         col.prop(s, "gait_generations")
+        col.prop(s, "gait_search_tets")
         col.prop(s, "gait_seed")
         col.prop(s, "gait_travel")
         if s.gait_travel == "OBJECT":

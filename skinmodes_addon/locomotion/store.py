@@ -73,6 +73,7 @@ def gait_settings(obj: bpy.types.Object, request: SessionRequest) -> GaitSetting
         actuation_modes=int(s.gait_modes),
         generations=int(s.gait_generations),
         seed=int(s.gait_seed),
+        coarse_tets=int(s.gait_search_tets),
         dt=1.0 / (request.solver.fps * request.solver.substeps),
     )
 

@@ -17,6 +17,7 @@ def test_the_panel_shows_the_settings_find_gait_and_the_stored_gait(addon, slug)
         "gait_period_max",
         "gait_modes",
         "gait_generations",
+        "gait_search_tets",
         "gait_seed",
         "gait_travel",
     ]

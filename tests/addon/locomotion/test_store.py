@@ -42,10 +42,11 @@ def test_the_search_settings_come_from_the_object_and_its_frame_rate(addon, slug
     store = addon.locomotion.store
     s = slug.skinmodes
     s.gait_direction, s.gait_modes, s.gait_seed, s.gait_generations = "NEG_X", 4, 9, 3
+    s.gait_search_tets = 0  # Search Copy 0: the mesh itself is searched, whatever its size
     request = addon.session.request.read_request(slug, bpy.context.scene)
     settings = store.gait_settings(slug, request)
     assert settings.direction == (-1.0, 0.0, 0.0) and settings.actuation_modes == 4
-    assert settings.seed == 9 and settings.generations == 3
+    assert settings.seed == 9 and settings.generations == 3 and settings.coarse_tets == 0
     assert settings.dt == 1.0 / 30.0  # 15 fps, 2 sub-steps: the step the frame loop plays it at
     s.gait_period_min, s.gait_period_max = 2.0, 1.0
     with pytest.raises(addon.core.errors.SkinmodesError, match="swap them"):

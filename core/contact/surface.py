@@ -20,6 +20,7 @@ at most PASSES times.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -81,6 +82,16 @@ class SurfaceContact:
         mass = float(model.masses.sum()) / len(self.samples)
         self.k = self.settings.stiffness * mass / (self.h * self.h)
         self.pairs = BodyPairs(model, self.k) if self.settings.self_contact else None
+
+    def rebased(self, Y: np.ndarray, pairs_Y: np.ndarray | None = None) -> SurfaceContact:
+        """This contact on another subspace of the same mesh (a pose-space blend): the samples' basis rows Y
+        (k, q) and the body pairs' (v, q) replaced; samples, stiffness and the rig's rows stay."""
+        new = copy.copy(self)
+        new.Y = Y
+        if self.pairs is not None and pairs_Y is not None:
+            new.pairs = copy.copy(self.pairs)
+            new.pairs.Y = pairs_Y
+        return new
 
     def step_rows(
         self,

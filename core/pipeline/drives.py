@@ -25,7 +25,8 @@ RS_MODES = 8
 
 POSES_UNUSED = "the training poses are not used with Physics Skin on: its shape, not the bones, drives the jiggle"
 CONTACT_UNUSED = (
-    "the ground and colliders act on the bones' jiggle only, not yet with {what}; contact is off for this character"
+    "the ground and colliders act on the bones' and the training poses' jiggle, not yet with Physics Skin; "
+    "contact is off for this character"
 )
 
 
@@ -40,17 +41,17 @@ def character_drive(
     rig: LBS parameters (12 b,) at an integer frame.  Physics Skin on: its shape drives the
     jiggle (the training poses, if any, are left out, and a line says so); else the training
     poses (:func:`core.pipeline.poses.prepare_pose_space`) blend the subspace at each pose;
-    else the bones' linear blend skinning drives it, with the ground and colliders of
-    ``solver.obstacles()`` when there are any (:mod:`core.contact`).
+    else the bones' linear blend skinning drives it.  The bones and the training poses both take
+    the ground and colliders of ``solver.obstacles()`` when there are any (:mod:`core.contact`),
+    and Skin on Skin (on too where a training pose's contact is one-sided).
     """
     settings = solver.simulation()
     model = prepared.model
     probes = guard_probes(model.X)
     obstacles = solver.obstacles()
-    if (obstacles or solver.self_contact) and (solver.physics_skin or posespace is not None):
-        contact_note = [CONTACT_UNUSED.format(what="Physics Skin" if solver.physics_skin else "training poses")]
-    else:
-        contact_note = []
+    contact_note = [CONTACT_UNUSED] if (obstacles or solver.self_contact) and solver.physics_skin else []
+    at = obstacles.at if obstacles else None
+    friction = solver.contact_friction
     if solver.physics_skin:
         notes = contact_note + ([] if posespace is None else [POSES_UNUSED])
         physics = prepared.physics_rig(solver.pin_depth, solver.pin_rigid, solver.physics_skin_from == "bones")
@@ -62,11 +63,11 @@ def character_drive(
         )
         return drive, notes
     if posespace is not None:
-        return PoseSpaceDrive(posespace.model, settings, rig, posespace.render, posespace.probes), contact_note
+        pairs = solver.self_contact or posespace.model.one_sided_contact
+        ps, render, pose_probes = posespace.model, posespace.render, posespace.probes
+        return PoseSpaceDrive(ps, settings, rig, render, pose_probes, at, friction, pairs), []
     if not (obstacles or solver.self_contact):
         return RigDrive(model, settings, rig, prepared.reconstructor, probes), []
-    at = obstacles.at if obstacles else None
-    friction = solver.contact_friction
     return RigDrive(model, settings, rig, prepared.reconstructor, probes, at, friction, solver.self_contact), []
 
 

@@ -83,10 +83,13 @@ def prepare_pose_space(
     progress: Callable[[int, int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
     reach: float = 0.0,
+    one_sided: Sequence[bool] | None = None,
 ) -> PoseSpaceCharacter:
     """Pose-space modes for training poses (k', 12 b) taken at ``frames`` (k',), with their contacts.
 
     reach > 0 gives the poses with contact local RBF support (:func:`build_pose_space`); 0 the global blend.
+    one_sided (k',): the poses whose contact is one-sided (core.settings.POSE_CONTACT_MODES): no stick
+    basis; the skin they press together is kept apart by Skin on Skin, which the drive turns on for them.
 
     progress(done, total) after each pose; cancelled() is asked before each (raises :class:`Cancelled`).
     """
@@ -108,7 +111,8 @@ def prepare_pose_space(
             progress(done, total)
 
     step(0, len(poses))
-    ps = build_pose_space(model, prepared.material, poses, progress=step, contacts=sticks, reach=reach)
+    sided = None if one_sided is None else [bool(o) for o in one_sided]
+    ps = build_pose_space(model, prepared.material, poses, progress=step, contacts=sticks, reach=reach, one_sided=sided)
     emb, T = prepared.embedding, prepared.mesh.T
     render_w = np.stack([interpolate(emb, T, W) for W in ps.alignment.bases])
     if prepared.keep is not None:
@@ -122,6 +126,6 @@ def prepare_pose_space(
         probes=PosePoints(ps, ps.alignment.bases[:, probes], model.X[probes]),
         # _check_distinct refused a pose at the rest, so build_pose_space put the rest first.
         frames=(-1, *[int(f) for f in frames]),
-        contacts=(0, *[0 if c is None else len(c) for c in sticks]),
+        contacts=(0, *[0 if c is None or o else len(c) for c, o in zip(sticks, sided or [False] * len(sticks))]),
         seconds=time.perf_counter() - t0,
     )

@@ -1,7 +1,8 @@
 """The training poses' drive: the bones drive the subspace blended at their pose (Xu & Barbič).
 
 See :class:`core.dynamics.drive.Drive`; the render vertices and the guard's
-probes follow the blend at each frame's pose.
+probes follow the blend at each frame's pose, and so do the contact's sample
+rows (the ground, colliders and skin on skin, as for :class:`RigDrive`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..contact.colliders import Ground, MeshCollider
+from ..contact.surface import ContactSettings, SurfaceContact
 from ..dynamics.simulator import SimulationSettings, StepReport
 from .model import PoseSpaceModel
 from .points import PosePoints
@@ -20,7 +23,8 @@ class PoseSpaceDrive:
     """LBS parameters p (12 b,) per frame drive a :class:`PoseSpaceModel`.
 
     rig: p at an integer frame; render, probes: the render vertices' and the guard's
-    probe points' per-pose bases.
+    probe points' per-pose bases; obstacles, friction, self_contact: as for
+    :class:`core.dynamics.drive.RigDrive` (the rig wins there too).
     """
 
     jiggles = True
@@ -32,8 +36,17 @@ class PoseSpaceDrive:
         rig: Callable[[int], np.ndarray],
         render: PosePoints,
         probes: PosePoints,
+        obstacles: Callable[[float], list[Ground | MeshCollider]] | None = None,
+        friction: float = ContactSettings.friction,
+        self_contact: bool = False,
     ) -> None:
-        self.simulator = PoseSpaceSimulator(model, settings)
+        contact = None
+        if obstacles is not None or self_contact:
+            contact = SurfaceContact(
+                model.rest, settings.time_step, ContactSettings(friction, self_contact=self_contact)
+            )
+        self.simulator = PoseSpaceSimulator(model, settings, contact)
+        self.obstacles = obstacles
         self.model = model
         self.rig = rig
         self.render = render
@@ -63,7 +76,10 @@ class PoseSpaceDrive:
     def step(
         self, state: PoseSpaceState, sample: np.ndarray, frame: float, stiffness_scale: float, damping: float
     ) -> tuple[PoseSpaceState, StepReport]:
-        return self.simulator.step(state, p=sample, frame=frame, stiffness_scale=stiffness_scale, damping=damping)
+        obstacles = None if self.obstacles is None else self.obstacles(frame)
+        return self.simulator.step(
+            state, p=sample, frame=frame, stiffness_scale=stiffness_scale, damping=damping, obstacles=obstacles
+        )
 
     def probe_displacement(self, state: PoseSpaceState, frame: int) -> np.ndarray:
         return self.probes.displacement(self.pose_weights(frame), state.z)

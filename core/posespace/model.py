@@ -60,10 +60,19 @@ class PoseSpaceModel:
     # Local support (issue 29): per-pose radii from rbf.support_radii (inf: contact-free), or None for
     # the global RBF (the default: bakes with training poses keep their bits).
     radii: np.ndarray | None = None
+    # Contact kind per pose (issue 29): True where a pose's skin-on-skin contact is one-sided (no stick
+    # basis: the body pairs of core.contact.pairs push the touching skin apart and let it separate and
+    # slide); None: every pose sticks (or has no contact).
+    one_sided: np.ndarray | None = None
 
     @property
     def k(self) -> int:
         return len(self.poses)
+
+    @property
+    def one_sided_contact(self) -> bool:
+        """Whether some pose's contact is one-sided: the solver then needs the body pairs (Skin on Skin)."""
+        return self.one_sided is not None and bool(np.any(self.one_sided))
 
     def pose_weights(self, p: np.ndarray) -> np.ndarray:
         """RBF weights (k,) of the training poses at rig parameters p (12 b,)."""
@@ -157,6 +166,7 @@ def build_pose_space(
     contacts: list[np.ndarray | None] | None = None,
     hessian: str = "rest",
     reach: float = 0.0,
+    one_sided: list[bool] | None = None,
 ) -> PoseSpaceModel:
     """Skinning eigenmodes for each of the training poses (k', 12 b) and the blended model.
 
@@ -166,7 +176,10 @@ def build_pose_space(
     or "pose" (each posed shape's, the seed's reading; :mod:`modes` says why it is not the
     default).  A pose without contact and with the rest Hessian reuses the rest modes.  reach > 0
     gives the poses with contact local support (0.5: none half-way to the nearest contact-free pose);
-    0, the default, keeps the global RBF.
+    0, the default, keeps the global RBF.  one_sided: per given pose, whether its contact is
+    one-sided (issue 29): no stick basis (its contact is ignored here), and the model says so
+    (:attr:`PoseSpaceModel.one_sided_contact`: the drive then adds the body pairs of
+    :mod:`core.contact.pairs`, which let the touching skin separate and slide).
     progress(done, total) is called after each pose (a caller may raise there to cancel).
     Raises :class:`core.errors.MeshError` for a pose that inverts tets with hessian="pose".
     """
@@ -180,11 +193,13 @@ def build_pose_space(
     if poses.shape[1] != 12 * b:
         raise SubspaceError(f"each pose needs {12 * b} rig parameters, got {poses.shape[1]}")
     given = list(contacts) if contacts is not None else [None] * len(poses)
-    if len(given) != len(poses):
+    sided = [bool(o) for o in one_sided] if one_sided is not None else [False] * len(poses)
+    if len(given) != len(poses) or len(sided) != len(poses):
         raise SubspaceError(f"expected one contact set (or None) per pose, got {len(given)} for {len(poses)} poses")
+    given = [None if o else c for c, o in zip(given, sided)]  # one-sided: the body pairs hold it, not the basis
     if not np.allclose(poses[0], zero, rtol=0.0, atol=1e-12):
         poses = np.vstack([zero, poses])
-        given = [None, *given]
+        given, sided = [None, *given], [False, *sided]
     mesh = TetMesh.from_arrays(rest.X, rest.T)
     rig = LBSRig(rest.rig_weights)
     bases = [rest.weights]
@@ -201,7 +216,8 @@ def build_pose_space(
         if progress is not None:
             progress(i, len(poses) - 1)
     held = np.array([s is not None and len(s) > 0 for s in given])
-    return assemble_pose_space(rest, material, poses, np.stack(bases), held, reach)
+    model = assemble_pose_space(rest, material, poses, np.stack(bases), held, reach)
+    return replace(model, one_sided=np.array(sided)) if any(sided) else model
 
 
 def detect_contacts(rest: ReducedModel, poses: np.ndarray, distance: float | None = None) -> list[np.ndarray]:

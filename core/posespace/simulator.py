@@ -15,6 +15,11 @@ was when those poses were stepped.  Every blended basis satisfies the common
 complementarity constraint, so u stays complementary at every step; the pose
 weights ignore rigid motions of the whole rig, so rotation equivariance and
 Galilean invariance carry over from the solver.
+
+Contact (issue 29): given a :class:`SurfaceContact` of the rest model, the
+ground, colliders and skin on skin act here as on the plain jiggle; the
+contact's sample rows follow the blended basis each step (:mod:`.surface`),
+so the one-sided rows of a step are those of the blended model's own solver.
 """
 
 from __future__ import annotations
@@ -23,10 +28,13 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..contact.colliders import Ground, MeshCollider
+from ..contact.surface import SurfaceContact
 from ..dynamics.simulator import SimState, SimulationSettings, Simulator, StepReport
 from ..errors import SimulationError
 from ..model.rig import rig_matrix
 from .model import PoseSpaceModel
+from .surface import PoseContact
 
 
 @dataclass
@@ -54,12 +62,18 @@ class PoseSpaceState:
 
 
 class PoseSpaceSimulator:
-    """Steps a :class:`PoseSpaceModel` forward in time, driven by LBS rig parameters."""
+    """Steps a :class:`PoseSpaceModel` forward in time, driven by LBS rig parameters.
 
-    def __init__(self, model: PoseSpaceModel, settings: SimulationSettings | None = None) -> None:
+    contact: the rest model's contact samples (None: no contact); the obstacles come per step.
+    """
+
+    def __init__(
+        self, model: PoseSpaceModel, settings: SimulationSettings | None = None, contact: SurfaceContact | None = None
+    ) -> None:
         self.model = model
         rest, _ = model.blend(np.eye(model.k)[0])
         self._base = Simulator(rest, settings)
+        self._contact = None if contact is None else PoseContact(model, contact)
         self._weights = np.eye(model.k)[0]
 
     @property
@@ -79,7 +93,10 @@ class PoseSpaceSimulator:
         """The solver on the subspace blended with pose weights w (k,), its system factorised once for
         the given stiffness scale and damping (default: the settings'): no pass over the mesh."""
         blended, gravity = self.model.blend(w, weights=False)
-        return self._base.rebound(blended, gravity, stiffness_scale, damping)
+        sim = self._base.rebound(blended, gravity, stiffness_scale, damping)
+        if self._contact is not None:
+            sim.contact = self._contact.at(w)  # rebound made a new solver: its contact is its own
+        return sim
 
     def initial_state(self, p: np.ndarray, p_prev: np.ndarray | None = None) -> PoseSpaceState:
         """At rest relative to the rig at p; p_prev (one step back) sets the rig's initial velocity."""
@@ -97,8 +114,10 @@ class PoseSpaceSimulator:
         record: list[float] | None = None,
         stiffness_scale: float | None = None,
         damping: float | None = None,
+        obstacles: list[Ground | MeshCollider] | None = None,
     ) -> tuple[PoseSpaceState, StepReport]:
-        """Advance one time step to rig parameters p (12 b,); see :meth:`Simulator.step`.
+        """Advance one time step to rig parameters p (12 b,); see :meth:`Simulator.step` (``obstacles``
+        as there: they need a ``contact``).
 
         The bone maps choose the blend, so rig positions (``x_rig``) cannot drive it.
         """
@@ -110,7 +129,15 @@ class PoseSpaceSimulator:
         A_MR = sim.model.A_MR
         assert A_MR is not None  # a pose-space model always has its LBS rig
         moved = replace(state.sim, q=A_MR @ rig_matrix(state.p), q_prev=A_MR @ rig_matrix(state.p_prev))
-        new, report = sim.step(moved, p=p, frame=frame, record=record, stiffness_scale=stiffness_scale, damping=damping)
+        new, report = sim.step(
+            moved,
+            p=p,
+            frame=frame,
+            record=record,
+            stiffness_scale=stiffness_scale,
+            damping=damping,
+            obstacles=obstacles,
+        )
         return PoseSpaceState(new, p.copy(), state.p.copy()), report
 
     def displacement(self, state: PoseSpaceState) -> np.ndarray:

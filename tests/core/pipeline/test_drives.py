@@ -128,10 +128,22 @@ def rig_positions(prepared, frame):
     return lbs_basis(m.rig_weights, m.X) @ rig_matrix(swing(frame))
 
 
-def test_contact_with_the_physics_skin_or_poses_says_it_is_off(skinned):
+def test_contact_with_poses_acts_and_with_the_physics_skin_says_it_is_off(skinned):
+    """With training poses the ground acts (issue 29): the pose-space drive carries it, the flesh stays
+    above it (1 % of the size), bounded; with Physics Skin one line still says contact is off."""
+    from core.model.rig import lbs_basis, rig_matrix
+
     ps = prepare_pose_space(skinned, swing(2 * np.pi)[None], frames=[9])
-    on = SolverSettings(ground=True)
-    assert any("contact is off" in w for w in FrameSimulation(skinned, on, 1, 3, swing, posespace=ps).warnings)
+    floor = float(skinned.model.X[:, 2].min())
+    on = SolverSettings(ground=True, ground_height=floor)
+    sim = FrameSimulation(skinned, on, 1, 12, swing, posespace=ps)
+    assert isinstance(sim.drive, PoseSpaceDrive) and sim.drive.obstacles is not None and sim.warnings == []
+    m = skinned.model
+    for f in range(1, 13):
+        state = sim.state(f)
+        x = sim.drive.simulator.displacement(state) + lbs_basis(m.rig_weights, m.X) @ rig_matrix(swing(f))
+        assert np.isfinite(x).all() and floor - float(x[:, 2].min()) <= 0.01 * sim.size
+        assert float(np.abs(state.z).max()) < 1e3 * sim.size
     solver = SolverSettings(ground=True, physics_skin=True)
     assert any("not yet with Physics Skin" in w for w in FrameSimulation(skinned, solver, 1, 3, swing).warnings)
 
@@ -140,3 +152,15 @@ def test_skin_on_skin_alone_gives_the_rig_drive_body_pairs(prepared):
     sim = FrameSimulation(prepared, SolverSettings(self_contact=True), 1, 4, swing)
     assert sim.drive.obstacles is None and sim.drive.simulator.contact.pairs is not None
     assert np.isfinite(sim.offsets(4)).all()
+
+
+def test_a_one_sided_pose_turns_skin_on_skin_on_for_the_poses(skinned):
+    """A training pose whose contact is one-sided has no stick basis: the drive adds the body pairs
+    (Skin on Skin) instead, with no setting of the user's; a stick pose alone adds no contact."""
+    one = prepare_pose_space(skinned, swing(2 * np.pi)[None], frames=[9], contacts=["auto"], one_sided=[True])
+    assert one.contacts == (0, 0)  # nothing held in a basis
+    sim = FrameSimulation(skinned, SolverSettings(), 1, 3, swing, posespace=one)
+    contact = sim.drive.simulator._contact
+    assert contact is not None and contact.pairs is not None and sim.drive.obstacles is None
+    stick = prepare_pose_space(skinned, swing(2 * np.pi)[None], frames=[9], contacts=["auto"])
+    assert FrameSimulation(skinned, SolverSettings(), 1, 3, swing, posespace=stick).drive.simulator._contact is None

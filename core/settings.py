@@ -132,6 +132,13 @@ CONTACT_KINDS = _choices(
     ("NONE", "None", "No contact in this pose"),
 )
 CONTACT_AUTO, CONTACT_GROUP, CONTACT_NONE = (c.id for c in CONTACT_KINDS)
+# How a training pose's contact acts (issue 29): the Pose-Space panel's items; core takes a bool per pose
+# (:func:`core.pipeline.poses.prepare_pose_space`'s one_sided).
+POSE_CONTACT_MODES = _choices(
+    ("STICK", "Stick", "The touching skin is held in this pose's modes: it neither separates nor slides"),
+    ("ONE_SIDED", "One-Sided", "Skin on Skin keeps the touching skin apart near this pose: it may separate and slide"),
+)
+CONTACT_STICK, CONTACT_ONE_SIDED = (c.id for c in POSE_CONTACT_MODES)
 
 
 # Material presets, in the scale-free controls and in physical units: their one definition.  The

@@ -17,7 +17,16 @@ from bpy.props import (
 )
 
 from .core.errors import SkinmodesError
-from .core.settings import BY_NAME, CONTACT_AUTO, CONTACT_KINDS, PRESETS, SETTINGS, Setting
+from .core.settings import (
+    BY_NAME,
+    CONTACT_AUTO,
+    CONTACT_KINDS,
+    CONTACT_STICK,
+    POSE_CONTACT_MODES,
+    PRESETS,
+    SETTINGS,
+    Setting,
+)
 
 OVERRIDE = {"LIBRARY_OVERRIDABLE"}
 # The operators' status: not a setting, so neither shown as a field nor animatable.
@@ -125,6 +134,14 @@ class SkinmodesPose(bpy.types.PropertyGroup):
     contact_group: StringProperty(
         name="Contact Group",
         description="Vertex group of the skin held still in this pose (weights above 0.5)",
+        options=set(),
+        override=OVERRIDE,
+    )  # type: ignore[valid-type]
+    contact_mode: EnumProperty(
+        name="Contact Mode",
+        description="How this pose's contact acts: Stick holds the touching skin, One-Sided lets it part and slide",
+        items=[(c.id, c.label, c.description) for c in POSE_CONTACT_MODES],
+        default=CONTACT_STICK,
         options=set(),
         override=OVERRIDE,
     )  # type: ignore[valid-type]

@@ -226,6 +226,8 @@ class SKINMODES_PT_posespace(_Panel, bpy.types.Panel):
             row.prop(pose, "contact", text="")
             if pose.contact == "GROUP":
                 row.prop_search(pose, "contact_group", obj, "vertex_groups", text="")
+            if pose.contact != "NONE":
+                row.prop(pose, "contact_mode", text="")
             row.operator("skinmodes.remove_pose", icon="X", text="").index = i
         layout.operator("skinmodes.add_pose", icon="ADD", text="Add Current Frame")
         layout.prop(s, "pose_local_blend")

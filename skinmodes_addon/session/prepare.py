@@ -88,6 +88,7 @@ def _prepare(
             progress=pose_progress,
             cancelled=cancelled,
             reach=request.pose_reach,
+            one_sided=[pose.one_sided for pose in poses],
         )
     if progress is not None:
         progress("done", 1.0)

@@ -26,7 +26,7 @@ from ..core.errors import CacheError, SkinmodesError
 from ..core.io.pc2 import check_writable
 from ..core.pipeline import CharacterInput, MaterialSettings, SolverSettings, SubspaceSettings, check_frame_range
 from ..core.posespace.rbf import REACH
-from ..core.settings import CONTACT_AUTO, CONTACT_GROUP
+from ..core.settings import CONTACT_AUTO, CONTACT_GROUP, CONTACT_ONE_SIDED
 from ..object_rig import check_subspace_method, object_subspace, read_rig
 from ..props import SkinmodesSettings, settings
 from .cache_paths import cache_folder
@@ -45,6 +45,7 @@ class PoseRequest:
     p: np.ndarray
     kind: str
     contact: str | np.ndarray | None
+    one_sided: bool = False  # its contact is One-Sided (core.settings.POSE_CONTACT_MODES), else Stick
 
 
 @dataclass(frozen=True, eq=False)  # holds arrays: never compared
@@ -107,7 +108,8 @@ def read_poses(
                 raise nan_weights_error(obj, name, f"the contact group of the pose at frame {f}")
         scene.frame_set(f)
         p, _ = sample_rig(obj, binding, bpy.context.evaluated_depsgraph_get())
-        out.append(PoseRequest(frame=f, p=p, kind=str(pose.contact), contact=contact))
+        one_sided = pose.contact_mode == CONTACT_ONE_SIDED
+        out.append(PoseRequest(frame=f, p=p, kind=str(pose.contact), contact=contact, one_sided=one_sided))
     return tuple(out)
 
 

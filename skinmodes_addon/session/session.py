@@ -91,6 +91,8 @@ class Session:
             h.update(np.ascontiguousarray(pose.p).tobytes())
             if isinstance(pose.contact, np.ndarray):
                 h.update(np.ascontiguousarray(pose.contact).tobytes())
+            if pose.one_sided:  # only then: a Stick pose's key stays what it was
+                h.update(b"one-sided")
         return h.hexdigest()
 
     def record(self, frame: int, depsgraph: bpy.types.Depsgraph) -> bool:

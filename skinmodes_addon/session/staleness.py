@@ -52,7 +52,8 @@ def controls_signature(obj: bpy.types.Object) -> tuple[object, ...]:
 def poses_signature(s: SkinmodesSettings) -> tuple[object, ...]:
     """The training poses as the settings hold them: what makes a session's pose-space modes stale."""
     return tuple(
-        (int(p.frame), str(p.contact), str(p.contact_group) if p.contact == CONTACT_GROUP else "") for p in s.poses
+        (int(p.frame), str(p.contact), str(p.contact_group) if p.contact == CONTACT_GROUP else "", str(p.contact_mode))
+        for p in s.poses
     )
 
 

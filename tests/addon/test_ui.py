@@ -99,8 +99,8 @@ def test_every_panel_draws_its_rows_on_a_skinned_mesh(addon, creature, capfd):
 
 
 def test_pose_space_panel_lists_the_poses_and_shows_the_blend(addon, creature):
-    """With a pose added, the panel shows a row per pose (frame, contact, its group, remove); once the
-    modes are computed and the rig sampled, the line of blended poses at the current frame."""
+    """With a pose added, the panel shows a row per pose (frame, contact, its group, its contact mode (issue 29),
+    remove); once the modes are computed and the rig sampled, the line of blended poses at the current frame."""
     import bpy
 
     obj, _, scene = creature
@@ -109,7 +109,8 @@ def test_pose_space_panel_lists_the_poses_and_shows_the_blend(addon, creature):
     obj.skinmodes.poses[0].contact = "GROUP"
     items = draw(bpy, addon.ui.SKINMODES_PT_posespace.draw)
     shown = [i["rna"].split(".")[-1].split("[")[0] for i in items if i.get("rna", "").startswith("SkinmodesPose.")]
-    assert shown[0] == "frame" and shown[-1] == "contact_group" and set(shown) == {"frame", "contact", "contact_group"}
+    assert shown[0] == "frame" and shown[-1] == "contact_mode"
+    assert set(shown) == {"frame", "contact", "contact_group", "contact_mode"}
     assert operators(items) == ["skinmodes.remove_pose", "skinmodes.add_pose"]
     assert "Compute Modes (or preview) to blend the poses" in texts(items)
     obj.skinmodes.poses[0].contact = "AUTO"

@@ -103,6 +103,26 @@ def test_preview_equals_bake_with_contact_on(addon, creature, tmp_path, what):
         assert max(np.abs(shown[f] - free[f]).max() for f in order) > 1e-3
 
 
+@pytest.mark.parametrize("mode", ["STICK", "ONE_SIDED"])
+def test_preview_equals_bake_with_poses_and_the_ground(addon, creature, tmp_path, mode):
+    """Training poses with contact on (issue 29): a pose at frame 12, Stick or One-Sided (Skin on Skin then on
+    for it), and the ground under the belly.  The preview's frames, in any order, are the bake's."""
+    import bpy
+
+    obj, _, scene = creature
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "shot.blend"))
+    s = obj.skinmodes
+    pose = s.poses.add()
+    pose.frame, pose.contact_mode = 12, mode
+    s.ground, s.ground_height = True, float(min((obj.matrix_world @ v.co).z for v in obj.data.vertices))
+    order = [12, 3, 24, 1, 17, 16, 18, 5, 24, 2, 6, 9, 20]
+    shown = preview(bpy, obj, scene, order)
+    assert bpy.ops.skinmodes.bake(output="PC2") == {"FINISHED"}
+    for f, pos in shown.items():
+        scene.frame_set(f)
+        assert np.isfinite(pos).all() and np.abs(evaluated(bpy, obj) - pos).max() < 1e-5, f
+
+
 def test_the_colliders_signature_follows_their_keys_and_meshes(addon, creature):
     import bpy
 

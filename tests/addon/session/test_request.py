@@ -67,3 +67,16 @@ def test_local_blend_reaches_the_request_and_makes_the_session_stale(addon, crea
     obj.skinmodes.pose_local_blend = False
     assert session_mod.read_request(obj, scene).pose_reach == 0.0
     assert session_mod.settings_snapshot(obj.skinmodes) != before
+
+
+def test_a_pose_contact_mode_reaches_the_request_and_makes_the_session_stale(addon, creature):
+    """A pose's Contact Mode (issue 29): Stick by default; One-Sided is read per pose and asks for new modes."""
+    session_mod = addon.session
+    obj, _, scene = creature
+    pose = obj.skinmodes.poses.add()
+    pose.frame = 12
+    assert pose.contact_mode == "STICK" and not session_mod.read_request(obj, scene).poses[0].one_sided
+    before = session_mod.settings_snapshot(obj.skinmodes)
+    pose.contact_mode = "ONE_SIDED"
+    assert session_mod.read_request(obj, scene).poses[0].one_sided
+    assert session_mod.settings_snapshot(obj.skinmodes) != before

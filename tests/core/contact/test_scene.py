@@ -11,7 +11,7 @@ from tests.core.contact.scenes import box
 
 def track():
     b = box((0.0, 0.0, 0.0), (1.0, 1.0, 1.0))
-    return ColliderTrack("Box", b.F, np.array([1.0, 2.0]), np.stack([b.V, [*b.V, 1.0, 0.0, 0.0]]))
+    return ColliderTrack("Box", b.F, np.array([1.0, 2.0]), np.stack([b.V, b.V + np.array([1.0, 0.0, 0.0])]))
 
 
 def test_vertices_interpolate_between_frames_and_hold_outside():

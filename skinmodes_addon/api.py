@@ -24,7 +24,7 @@ import bpy
 from .bake.job import BakeJob
 from .bake.outputs import clear_bake as _clear_bake
 from .core.errors import SkinmodesError
-from .core.settings import CONTACT_AUTO, CONTACT_GROUP, CONTACT_NONE, validate_all
+from .core.settings import CONTACT_AUTO, CONTACT_GROUP, CONTACT_NONE, CONTACT_ONE_SIDED, CONTACT_STICK, validate_all
 from .core.settings import names as setting_names
 from .props import scene_of
 from .props import settings as _settings
@@ -101,47 +101,72 @@ def configure(obj: bpy.types.Object, **values: Any) -> None:
         setattr(s, name, checked[name])
 
 
-def poses(obj: bpy.types.Object) -> list[tuple[int, str]]:
-    """The object's training poses as (frame, contact): "auto", "none" or a vertex group's name."""
-    return [
-        (int(p.frame), p.contact_group if p.contact == CONTACT_GROUP else p.contact.lower())
-        for p in _settings(obj).poses
-    ]
+# How a pose's contact acts, as the API and the command line spell it (the panel's Contact Mode).
+POSE_MODES = {"stick": CONTACT_STICK, "one-sided": CONTACT_ONE_SIDED}
+Pose = tuple[int, str] | tuple[int, str, str]
 
 
-def set_poses(obj: bpy.types.Object, new: list[tuple[int, str]]) -> None:
-    """Replace the object's training poses (the Pose-Space panel's list) by ``new``: (frame, contact) pairs.
+def poses(obj: bpy.types.Object) -> list[Pose]:
+    """The object's training poses as :func:`set_poses` takes them: (frame, contact) for a Stick pose,
+    (frame, contact, "one-sided") for a One-Sided one; contact is "auto", "none" or a vertex group's name."""
+    out: list[Pose] = []
+    for p in _settings(obj).poses:
+        contact = p.contact_group if p.contact == CONTACT_GROUP else p.contact.lower()
+        out.append(
+            (int(p.frame), contact, "one-sided") if p.contact_mode == CONTACT_ONE_SIDED else (int(p.frame), contact)
+        )
+    return out
+
+
+def set_poses(obj: bpy.types.Object, new: list[Pose]) -> None:
+    """Replace the object's training poses (the Pose-Space panel's list) by ``new``: (frame, contact) pairs,
+    or (frame, contact, mode) triples.
 
     contact: "auto" (skin the pose presses together is held still), "none", or a vertex group of
-    ``obj`` (its vertices above 0.5 are).  Checked first (whole frames, each once, existing groups);
-    nothing changes unless all are valid.  The rest frame is refused when the modes are computed.
+    ``obj`` (its vertices above 0.5 are).  mode: "stick" (the default: the touching skin is held in the
+    pose's modes) or "one-sided" (Skin on Skin keeps it apart there; it may separate and slide).  Checked
+    first (whole frames, each once, existing groups); nothing changes unless all are valid.  The rest
+    frame is refused when the modes are computed.
     """
     checked = validate_poses(obj, new)
     s = _settings(obj)
     s.poses.clear()
-    for frame, kind, group in checked:
+    for frame, kind, group, mode in checked:
         pose = s.poses.add()
-        pose.frame, pose.contact, pose.contact_group = frame, kind, group
+        pose.frame, pose.contact, pose.contact_group, pose.contact_mode = frame, kind, group, mode
 
 
-def validate_poses(obj: bpy.types.Object, new: list[tuple[int, str]]) -> list[tuple[int, str, str]]:
-    """Check training poses for :func:`set_poses` without changing anything: (frame, CONTACT, group) each."""
-    checked: list[tuple[int, str, str]] = []
+def _pose_mode(item: tuple[Any, ...], frame: int) -> str:
+    """The CONTACT_STICK / CONTACT_ONE_SIDED id of a pose's optional third element (stick when absent)."""
+    if len(item) == 2:
+        return CONTACT_STICK
+    mode = item[2]
+    if not isinstance(mode, str) or mode.lower() not in POSE_MODES:
+        raise SkinmodesError(
+            f"the contact mode of the pose at frame {frame} must be 'stick' or 'one-sided', got {mode!r}"
+        )
+    return POSE_MODES[mode.lower()]
+
+
+def validate_poses(obj: bpy.types.Object, new: list[Pose]) -> list[tuple[int, str, str, str]]:
+    """Check training poses for :func:`set_poses` without changing anything: (frame, CONTACT, group, MODE) each."""
+    checked: list[tuple[int, str, str, str]] = []
     seen: set[int] = set()
     for item in new:
-        if not (isinstance(item, (tuple, list)) and len(item) == 2):
-            raise SkinmodesError(f"a training pose is a (frame, contact) pair, got {item!r}")
-        frame, contact = item
+        if not (isinstance(item, (tuple, list)) and len(item) in (2, 3)):
+            raise SkinmodesError(f"a training pose is a (frame, contact) pair or (frame, contact, mode), got {item!r}")
+        frame, contact = item[0], item[1]
         frame = check_frame(frame, "a training pose's frame")
+        mode = _pose_mode(tuple(item), frame)
         if frame in seen:
             raise SkinmodesError(f"frame {frame} is given twice as a training pose; give each frame once")
         seen.add(frame)
         if not isinstance(contact, str) or not contact:
             raise SkinmodesError(f"the contact of the pose at frame {frame} must be 'auto', 'none' or a vertex group")
         if contact.lower() in CONTACT_KINDS:
-            checked.append((frame, CONTACT_KINDS[contact.lower()], ""))
+            checked.append((frame, CONTACT_KINDS[contact.lower()], "", mode))
         elif obj.vertex_groups.get(contact) is not None:
-            checked.append((frame, CONTACT_GROUP, contact))
+            checked.append((frame, CONTACT_GROUP, contact, mode))
         else:
             raise SkinmodesError(
                 f"the contact '{contact}' of the pose at frame {frame} is neither 'auto', 'none' nor a vertex "

@@ -78,13 +78,20 @@ def _frames(text: str) -> tuple[int, int]:
 BOOLEANS = {"true": True, "yes": True, "on": True, "1": True, "false": False, "no": False, "off": False, "0": False}
 
 
-def _pose(text: str) -> tuple[int, str]:
-    """FRAME[:CONTACT] -> (frame, contact)."""
-    frame, _, contact = text.partition(":")
+def _pose(text: str) -> tuple[int, str] | tuple[int, str, str]:
+    """FRAME[:CONTACT[:MODE]] -> (frame, contact) or (frame, contact, mode); MODE is stick or one-sided."""
+    frame, _, rest = text.partition(":")
+    contact, mode = rest, ""
+    head, _, tail = rest.rpartition(":")
+    if head and tail.lower() in ("stick", "one-sided"):  # a group's name may hold ':', a mode never does
+        contact, mode = head, tail.lower()
     try:
-        return int(frame), contact or CONTACT_AUTO.lower()
+        pose = (int(frame), contact or CONTACT_AUTO.lower())
     except ValueError:
-        raise argparse.ArgumentTypeError(f"a pose is FRAME[:CONTACT], e.g. 40 or 40:auto, got '{text}'") from None
+        raise argparse.ArgumentTypeError(
+            f"a pose is FRAME[:CONTACT[:MODE]], e.g. 40, 40:auto or 40:auto:one-sided, got '{text}'"
+        ) from None
+    return (*pose, mode) if mode else pose
 
 
 def _boolean(text: str) -> bool:
@@ -166,9 +173,10 @@ def _add_settings(b: argparse.ArgumentParser) -> None:
         dest="poses",
         action="append",
         type=_pose,
-        metavar="FRAME[:CONTACT]",
-        help="a training pose (repeat for several; replaces the object's): its frame and contact, "
-        "auto (default), none or a vertex group, e.g. --pose 40 --pose 75:elbow_crease",
+        metavar="FRAME[:CONTACT[:MODE]]",
+        help="a training pose (repeat for several; replaces the object's): its frame, contact (auto, the "
+        "default, none or a vertex group) and contact mode (stick, the default, or one-sided), e.g. "
+        "--pose 40 --pose 75:elbow_crease:one-sided",
     )
 
 

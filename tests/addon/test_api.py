@@ -107,3 +107,19 @@ def test_training_poses_through_the_api(addon, creature):
         assert api.poses(obj) == [(12, "auto"), (18, "crease"), (20, "none")]
     api.set_poses(obj, [])
     assert api.poses(obj) == []
+
+
+def test_a_pose_contact_mode_through_the_api(addon, creature):
+    """A third element sets the pose's Contact Mode (stick by default); poses gives back what set_poses takes,
+    so the two round-trip; a bad mode changes nothing."""
+    import skinmodes_api as api
+
+    obj, _, _ = creature
+    api.set_poses(obj, [(12, "auto"), (18, "auto", "One-Sided"), (20, "none", "stick")])
+    assert [p.contact_mode for p in obj.skinmodes.poses] == ["STICK", "ONE_SIDED", "STICK"]
+    assert api.poses(obj) == [(12, "auto"), (18, "auto", "one-sided"), (20, "none")]
+    api.set_poses(obj, api.poses(obj))
+    assert api.poses(obj) == [(12, "auto"), (18, "auto", "one-sided"), (20, "none")]
+    with pytest.raises(api.SkinmodesError, match="must be 'stick' or 'one-sided'"):
+        api.set_poses(obj, [(30, "auto", "slide")])
+    assert api.poses(obj) == [(12, "auto"), (18, "auto", "one-sided"), (20, "none")]

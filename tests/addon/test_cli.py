@@ -111,4 +111,14 @@ def test_cli_poses_reach_the_bake_and_are_saved_and_a_bad_one_changes_nothing(de
     poses = [(p.frame, p.contact) for p in bpy.data.objects["Creature"].skinmodes.poses]
     assert poses == [(6, "AUTO"), (10, "NONE")]
     out = run_cli(dev_zip, tmp_path, "bake", "--object", "Creature", "--pose", "x")
-    assert out.returncode == 2 and "FRAME[:CONTACT]" in out.stderr.strip().splitlines()[-1]
+    assert out.returncode == 2 and "FRAME[:CONTACT[:MODE]]" in out.stderr.strip().splitlines()[-1]
+
+
+def test_a_pose_spells_its_contact_mode_last(addon):
+    """FRAME[:CONTACT[:MODE]]: a trailing stick / one-sided is the mode; a vertex group may itself hold ':'."""
+    parse = addon.cli._pose
+    assert parse("40") == (40, "auto")
+    assert parse("40:crease") == (40, "crease")
+    assert parse("40:auto:one-sided") == (40, "auto", "one-sided")
+    assert parse("40:arm:crease:Stick") == (40, "arm:crease", "stick")
+    assert parse("40:arm:crease") == (40, "arm:crease")

@@ -11,6 +11,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..contact.colliders import Ground, MeshCollider
+from ..contact.surface import ContactSettings
 from ..dynamics.drive import RigDrive, remember_near
 from ..dynamics.reconstruct import Reconstructor
 from ..dynamics.simulator import SimState, SimulationSettings, StepReport
@@ -24,7 +26,11 @@ class PhysicsSkinDrive(RigDrive):
 
     physics: the character's physics skin; embedding, T, keep: where the render
     vertices sit in the tets (keep (k,): False for vertices not simulated);
-    jiggles: Secondary Motion (False: the skin's correction alone).
+    jiggles: Secondary Motion (False: the skin's correction alone); obstacles: the ground and
+    colliders at a (fractional) frame, or None.  They push the physics skin's free surface out at
+    each integer frame (:mod:`.contact`), and the jiggle on top of it as they push the bones'
+    (:class:`RigDrive`, with the physics skin's positions as the rig that wins), with Coulomb
+    ``friction``; self_contact: Skin on Skin for the jiggle.
     """
 
     def __init__(
@@ -39,8 +45,11 @@ class PhysicsSkinDrive(RigDrive):
         T: np.ndarray,
         keep: np.ndarray | None,
         jiggles: bool = True,
+        obstacles: Callable[[float], list[Ground | MeshCollider]] | None = None,
+        friction: float = ContactSettings.friction,
+        self_contact: bool = False,
     ) -> None:
-        super().__init__(model, settings, rig, reconstructor, probes)
+        super().__init__(model, settings, rig, reconstructor, probes, obstacles, friction, self_contact)
         self.physics = physics
         self.jiggles = jiggles
         self._embedding, self._T, self._keep = embedding, T, keep
@@ -50,7 +59,7 @@ class PhysicsSkinDrive(RigDrive):
         """Physics-skinned tet positions (n, 3) at an integer ``frame``."""
         x = self._positions.get(frame)
         if x is None:
-            x = self.physics.positions(self.rig(frame))
+            x = self.physics.positions(self.rig(frame), None if self.obstacles is None else self.obstacles(frame))
             remember_near(self._positions, frame, x)  # a step needs two frames, a bake one more
         return x
 
@@ -63,7 +72,10 @@ class PhysicsSkinDrive(RigDrive):
     def step(
         self, state: SimState, sample: np.ndarray, frame: float, stiffness_scale: float, damping: float
     ) -> tuple[SimState, StepReport]:
-        return self.simulator.step(state, x_rig=sample, frame=frame, stiffness_scale=stiffness_scale, damping=damping)
+        obstacles = None if self.obstacles is None else self.obstacles(frame)
+        return self.simulator.step(
+            state, x_rig=sample, frame=frame, stiffness_scale=stiffness_scale, damping=damping, obstacles=obstacles
+        )
 
     def skin_correction(self, frame: int) -> np.ndarray:
         c = self.physics.correction(self.rig(frame), self.positions(frame))

@@ -29,11 +29,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..contact.colliders import Ground, MeshCollider
 from ..geometry.embedding import Embedding, interpolate
 from ..geometry.tetmesh import TetMesh
 from ..model.fem import lumped_mass
 from ..model.rig import lbs_basis, normalize_weights, rig_matrix
 from .assignment import bone_tet_weights, choose_pins, skeleton_pins
+from .contact import SkinContact
 from .rotations import blended_rotations
 from .solve import TOLERANCE, PhysicsSkin
 
@@ -44,6 +46,8 @@ from .solve import TOLERANCE, PhysicsSkin
 # the search stops once a step moves the flesh by less than VOLUME_TOLERANCE of the
 # size: 3-4 steps at 0.45 (within 0.03-0.2 % of converged), 4-10 at 0.49 (0.08-1.5 %).
 VOLUME_STEPS = 8
+# With obstacles the steps also settle the contact (its planes are taken afresh after each step).
+CONTACT_STEPS = 16
 VOLUME_TOLERANCE = 1e-3
 # The steps' iterations stop at this share of their starting residual: the volumes
 # they give agree to 0.01 % with 1e-6 (tested), in 10 iterations instead of 18.
@@ -139,11 +143,14 @@ class PhysicsRig:
         m = lumped_mass(self.mesh, density)
         self.force = m[:, None] * np.asarray(acceleration, dtype=np.float64)[None, :]
 
-    def positions(self, p: np.ndarray) -> np.ndarray:
-        """Physics-skinned tet positions (n, 3) for rig parameters p (12 b,); a function of p alone."""
+    def positions(self, p: np.ndarray, obstacles: list[Ground | MeshCollider] | None = None) -> np.ndarray:
+        """Physics-skinned tet positions (n, 3) for rig parameters p (12 b,); a function of p (and the
+        obstacles) alone.  obstacles: the ground and colliders at this frame, pushing the free surface
+        out (:mod:`.contact`; the pins stay on their bones); None or empty: no contact."""
         transforms = np.asarray(p, dtype=np.float64).reshape(-1, 3, 4)
         R = blended_rotations(transforms, self.tet_weights)
-        if self.skin.prefactored:  # ARAP: no volume term to correct
+        contact = SkinContact.build(self.skin, obstacles) if obstacles else None
+        if self.skin.prefactored and contact is None:  # ARAP: no volume term to correct
             return self.skin.positions(transforms, R, self.force, tolerance=self.tolerance)
         # The volume step starts from the ARAP answer (one back-substitution), not from the seed's
         # co-rotational solve with the linearised volume term (about 20 preconditioned iterations,
@@ -162,7 +169,8 @@ class PhysicsRig:
         # The steps are corrections: looser than the linear solve by 1e3 (STEP_TOLERANCE at its
         # default), and as much tighter as a caller asks the rig to be (the invariance tests).
         step_tolerance = min(STEP_TOLERANCE, self.tolerance * 1e3)
-        return self.skin.volume_solve(R, x, VOLUME_TOLERANCE, self.volume_steps, step_tolerance, self.force, targets)
+        steps = self.volume_steps if contact is None else max(self.volume_steps, CONTACT_STEPS)
+        return self.skin.volume_solve(R, x, VOLUME_TOLERANCE, steps, step_tolerance, self.force, targets, contact)
 
     def lbs(self, p: np.ndarray) -> np.ndarray:
         """Linear-blend-skinned tet positions (n, 3) for rig parameters p (12 b,); unbound vertices at rest."""

@@ -66,11 +66,13 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from ..contact.colliders import Planes
 from ..geometry.tetmesh import TetMesh
 from ..linalg.polar import cofactors
 from ..linalg.spd import SPDSolver, factorize_spd
 from ..model.fem import deformation_gradient_operator, scalar_laplacian
 from .banded import factorize_scalar
+from .contact import SkinContact
 
 _VEC_I = np.eye(3).ravel()
 # How far the conjugate gradients reduce the starting residual.  1e-6 left position
@@ -339,6 +341,7 @@ class PhysicsSkin:
         tolerance: float = TOLERANCE,
         F: np.ndarray | None = None,
         load: np.ndarray | None = None,
+        extra: Callable[[np.ndarray], np.ndarray] | None = None,
     ) -> np.ndarray:
         """One Gauss-Newton step (n, 3 positions) from x (n, 3) on the exact-volume energy, pins held.
 
@@ -351,7 +354,8 @@ class PhysicsSkin:
         motion of the whole rig) x is returned unchanged, so those stay exact.
         F: K x (9 t,) when the caller has it already (``volume_solve``'s line search).
         load: the gradient (n, 3) of the energy's other terms at x (soft pins' springs, minus
-        an applied force: :meth:`external`), or None.
+        an applied force: :meth:`external`), or None.  extra: v (f, 3) -> the other terms' Gauss-Newton
+        Hessian times v on the free vertices (the obstacles' penalty), or None.
         """
         mesh, fv = self.mesh, self.free_vertices
         Fk = self.K @ np.asarray(x, dtype=np.float64).reshape(-1) if F is None else F  # (9 t,), row-major per tet
@@ -368,9 +372,14 @@ class PhysicsSkin:
         if load is not None:
             grad = grad + load[fv]
         precondition = self.precondition.solve if self.precondition is not None else self.factor.solve
-        d, self.last_iterations = conjugate_gradients(
-            self._product(D), -grad, precondition, np.zeros((len(fv), 3)), tolerance
-        )
+        product = self._product(D)
+        if extra is not None:
+            elastic = product
+
+            def product(v: np.ndarray) -> np.ndarray:
+                return elastic(v) + extra(v)
+
+        d, self.last_iterations = conjugate_gradients(product, -grad, precondition, np.zeros((len(fv), 3)), tolerance)
         out = np.array(x, dtype=np.float64)
         out[fv] += d
         return out
@@ -409,6 +418,21 @@ class PhysicsSkin:
             grad[self.pins] += self.pin_stiffness[:, None] * d
         return energy, grad
 
+    def _outside(
+        self,
+        x: np.ndarray,
+        force: np.ndarray | None,
+        targets: np.ndarray | None,
+        contact: SkinContact | None,
+        planes: Planes | None,
+    ) -> tuple[float, np.ndarray | None]:
+        """:meth:`external` plus the obstacles' penalty on the planes (:mod:`.contact`), if any."""
+        energy, grad = self.external(x, force, targets)
+        if contact is None or planes is None:
+            return energy, grad
+        push = contact.gradient(planes, x)
+        return energy + contact.energy(planes, x), push if grad is None else grad + push
+
     def volume_solve(
         self,
         R: np.ndarray,
@@ -418,6 +442,7 @@ class PhysicsSkin:
         step_tolerance: float = TOLERANCE,
         force: np.ndarray | None = None,
         targets: np.ndarray | None = None,
+        contact: SkinContact | None = None,
     ) -> np.ndarray:
         """Gauss-Newton steps (``volume_step``) with a backtracking line search on ``exact_energy``.
 
@@ -437,20 +462,22 @@ class PhysicsSkin:
         determinant per trial (measured: a fifth of a frame before, with
         np.linalg.det and a separate signed-volume pass).
 
-        force (n, 3) and targets (p, 3), the soft pins' targets: see :meth:`external`.
+        force (n, 3) and targets (p, 3), the soft pins' targets: see :meth:`external`.  contact: the
+        obstacles' penalty (:mod:`.contact`), its planes taken afresh after each accepted step.
         """
         x = np.array(x, dtype=np.float64)
         fv = self.free_vertices
         X = self.mesh.X
         size = 2.0 * float(np.sqrt(np.max(np.sum((X - X.mean(axis=0)) ** 2, axis=1))))  # rotation-invariant
         F = self.K @ x.reshape(-1)
-        energy, J = self._energy(R, F)
-        outside, load = self.external(x, force, targets)
-        energy += outside
+        elastic, J = self._energy(R, F)
+        planes = None if contact is None else contact.planes(x)
+        outside, load = self._outside(x, force, targets, contact, planes)
         inverted = J <= 0.0
         self.last_steps, self.last_stop = 0, "cap"
         for _ in range(steps):
-            d = self.volume_step(R, x, step_tolerance, F=F, load=load)[fv] - x[fv]
+            extra = None if planes is None else contact.product(planes, x)  # type: ignore[union-attr]
+            d = self.volume_step(R, x, step_tolerance, F=F, load=load, extra=extra)[fv] - x[fv]
             move = float(np.sqrt(np.mean(np.sum(d * d, axis=1)))) if len(d) else 0.0
             if move == 0.0:
                 self.last_stop = "converged"
@@ -461,15 +488,17 @@ class PhysicsSkin:
                 trial[fv] += alpha * d
                 F_trial = self.K @ trial.reshape(-1)
                 e, J = self._energy(R, F_trial)
-                outside, load_trial = self.external(trial, force, targets)
-                e += outside
-                if e < energy and not np.any((J <= 0.0) & ~inverted):
+                outside_trial, load_trial = self._outside(trial, force, targets, contact, planes)
+                if e + outside_trial < elastic + outside and not np.any((J <= 0.0) & ~inverted):
                     break
                 alpha *= 0.5
             else:
                 self.last_stop = "stalled"
                 break  # no decrease without a new inversion: keep the best there is
-            x, energy, F, load = trial, e, F_trial, load_trial
+            x, elastic, outside, F, load = trial, e, outside_trial, F_trial, load_trial
+            if contact is not None:  # the obstacles linearised afresh where the flesh now is
+                planes = contact.planes(x)
+                outside, load = self._outside(x, force, targets, contact, planes)
             self.last_steps += 1
             if alpha * move <= tolerance * size:
                 self.last_stop = "converged"

@@ -24,10 +24,6 @@ from .prepare import PoseSpaceCharacter, PreparedCharacter, SolverSettings, phys
 RS_MODES = 8
 
 POSES_UNUSED = "the training poses are not used with Physics Skin on: its shape, not the bones, drives the jiggle"
-CONTACT_UNUSED = (
-    "the ground and colliders act on the bones' and the training poses' jiggle, not yet with Physics Skin; "
-    "contact is off for this character"
-)
 
 
 def character_drive(
@@ -43,24 +39,25 @@ def character_drive(
     poses (:func:`core.pipeline.poses.prepare_pose_space`) blend the subspace at each pose;
     else the bones' linear blend skinning drives it.  The bones and the training poses both take
     the ground and colliders of ``solver.obstacles()`` when there are any (:mod:`core.contact`),
-    and Skin on Skin (on too where a training pose's contact is one-sided).
+    and Skin on Skin (on too where a training pose's contact is one-sided); with Physics Skin they push
+    its free surface out as well (:mod:`core.physskin.contact`).
     """
     settings = solver.simulation()
     model = prepared.model
     probes = guard_probes(model.X)
     obstacles = solver.obstacles()
-    contact_note = [CONTACT_UNUSED] if (obstacles or solver.self_contact) and solver.physics_skin else []
     at = obstacles.at if obstacles else None
     friction = solver.contact_friction
     if solver.physics_skin:
-        notes = contact_note + ([] if posespace is None else [POSES_UNUSED])
+        notes = [] if posespace is None else [POSES_UNUSED]
         physics = prepared.physics_rig(solver.pin_depth, solver.pin_rigid, solver.physics_skin_from == "bones")
         gravity = GRAVITY / physical_scale(prepared, solver) if solver.physics_gravity else None  # E / rho as set
         physics.set_gravity(gravity, prepared.material.density)
         emb, T, keep = prepared.embedding, prepared.mesh.T, prepared.keep
         drive = PhysicsSkinDrive(
-            model, settings, rig, prepared.reconstructor, probes, physics, emb, T, keep, solver.secondary_motion
-        )
+            model, settings, rig, prepared.reconstructor, probes, physics, emb, T, keep, solver.secondary_motion,
+            at, friction, solver.self_contact,
+        )  # fmt: skip
         return drive, notes
     if posespace is not None:
         pairs = solver.self_contact or posespace.model.one_sided_contact

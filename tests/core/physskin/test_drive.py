@@ -78,3 +78,24 @@ def test_physics_frames_do_not_depend_on_the_order_they_are_asked_for(skinned):
     backward = FrameSimulation(skinned, solver, 1, 12, swing)
     b = [backward.offsets(f) for f in range(12, 0, -1)][::-1]
     assert all(np.array_equal(x, y) for x, y in zip(a, b))
+
+
+def test_the_ground_pushes_the_physics_skin_out_and_the_jiggle_on_top_of_it(skinned):
+    """Ground and Physics Skin on (issue 30 item 4): the drive passes the ground to the skin's solve and to
+    the jiggle; free surface vertices stay above it (1 % of the size) where the rig does not pin them
+    below it, a frame's skin is the same bits scrubbed to or baked in order, and the flesh is bounded."""
+    X = skinned.model.X
+    floor = float(skinned.mesh.X[:, 2].min()) + 0.05 * float(np.ptp(X[:, 2]))
+    solver = SolverSettings(physics_skin=True, ground=True, ground_height=floor)
+    sim = FrameSimulation(skinned, solver, 1, 12, swing)
+    assert sim.drive.obstacles is not None and sim.drive.simulator.contact is not None
+    skin = sim.drive.physics.skin
+    free = np.setdiff1d(skinned.mesh.boundary_vertices(), skin.pins)
+    scrubbed = FrameSimulation(skinned, solver, 1, 12, swing).drive.positions(9)
+    for f in range(1, 13):
+        x = sim.drive.positions(f)
+        assert x[free, 2].min() >= floor - 0.01 * sim.size
+        assert np.isfinite(sim.offsets(f)).all() and np.abs(sim.state(f).z).max() < 1e3 * sim.size
+    assert np.array_equal(sim.drive.positions(9), scrubbed)
+    plain = FrameSimulation(skinned, SolverSettings(physics_skin=True), 1, 12, swing).drive.positions(9)
+    assert plain[free, 2].min() < floor - 0.02 * sim.size  # without the ground the skin goes through it

@@ -128,9 +128,9 @@ def rig_positions(prepared, frame):
     return lbs_basis(m.rig_weights, m.X) @ rig_matrix(swing(frame))
 
 
-def test_contact_with_poses_acts_and_with_the_physics_skin_says_it_is_off(skinned):
+def test_contact_with_poses_acts_and_with_the_physics_skin_too(skinned):
     """With training poses the ground acts (issue 29): the pose-space drive carries it, the flesh stays
-    above it (1 % of the size), bounded; with Physics Skin one line still says contact is off."""
+    above it (1 % of the size), bounded; with Physics Skin it acts too, and no line says it is off (issue 30)."""
     from core.model.rig import lbs_basis, rig_matrix
 
     ps = prepare_pose_space(skinned, swing(2 * np.pi)[None], frames=[9])
@@ -145,7 +145,8 @@ def test_contact_with_poses_acts_and_with_the_physics_skin_says_it_is_off(skinne
         assert np.isfinite(x).all() and floor - float(x[:, 2].min()) <= 0.01 * sim.size
         assert float(np.abs(state.z).max()) < 1e3 * sim.size
     solver = SolverSettings(ground=True, physics_skin=True)
-    assert any("not yet with Physics Skin" in w for w in FrameSimulation(skinned, solver, 1, 3, swing).warnings)
+    physics = FrameSimulation(skinned, solver, 1, 3, swing)
+    assert physics.drive.obstacles is not None and not any("contact is off" in w for w in physics.warnings)
 
 
 def test_skin_on_skin_alone_gives_the_rig_drive_body_pairs(prepared):

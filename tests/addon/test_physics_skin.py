@@ -461,3 +461,30 @@ def test_from_bones_only_skins_a_mesh_with_no_vertex_groups(addon, bpy_scene, tm
     bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "limb.blend"))
     assert bpy.ops.skinmodes.bake(output="PC2") == {"FINISHED"}
     assert np.isfinite(baked_positions(bpy, obj)).all()
+
+
+@pytest.mark.parametrize("secondary_motion", [False, True], ids=["physics_alone", "with_jiggle"])
+def test_preview_equals_bake_with_physics_skin_and_a_collider(addon, creature, tmp_path, secondary_motion):
+    """Physics Skin (Pin Rigidly Bound off) with a box 10 cm into the belly from below, in the Colliders
+    collection (issue 30 item 4): the box changes the physics skin's shape (Secondary Motion off) and the
+    jiggle on top of it; the preview, visited in any order, shows what a bake plays back (1e-5 of the size)."""
+    import bpy
+
+    from tests.addon.session.test_colliders import collider, preview
+
+    obj, _, scene = creature
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "shot.blend"))
+    s = obj.skinmodes
+    s.physics_skin, s.pin_rigid, s.secondary_motion = True, False, secondary_motion
+    order = [12, 3, 24, 1, 17, 6, 18, 5, 2]
+    free = preview(bpy, obj, scene, order)
+    floor = float(min((obj.matrix_world @ v.co).z for v in obj.data.vertices))
+    collider(bpy, size=(2.0, 4.0, 0.4), frames=((1, -0.3), (24, 0.3)), z=floor - 0.1)
+    s.colliders = "Colliders"
+    shown = preview(bpy, obj, scene, order)
+    size = size_of(shown[1])
+    assert bpy.ops.skinmodes.bake(output="PC2") == {"FINISHED"}
+    for f, pos in shown.items():
+        scene.frame_set(f)
+        assert np.isfinite(pos).all() and np.abs(evaluated(bpy, obj) - pos).max() < 1e-5 * size, f
+    assert max(np.abs(shown[f] - free[f]).max() for f in order) > 1e-3 * size  # the box pushed the skin

@@ -500,7 +500,9 @@ class PhysicsSkin:
                 planes = contact.planes(x)
                 outside, load = self._outside(x, force, targets, contact, planes)
             self.last_steps += 1
-            if alpha * move <= tolerance * size:
+            # With contact a short step (a new inversion refused) is no sign of convergence: the planes
+            # taken afresh let the next step go further.  Without it the rule is unchanged (to the bit).
+            if (move if contact is not None else alpha * move) <= tolerance * size:
                 self.last_stop = "converged"
                 break
         return x

@@ -22,7 +22,7 @@ def pressed(skin):
     return contact, contact.planes(skin.mesh.X)
 
 
-def test_it_acts_on_the_free_surface_alone_with_a_scale_free_stiffness(skin):
+def test_it_acts_on_the_free_surface_alone(skin):
     contact, planes = pressed(skin)
     assert len(planes.index) > 0
     assert not np.isin(contact.vertices, skin.pins).any()

@@ -16,6 +16,10 @@ the rig itself puts skin into a collider, the rig wins and no force acts;
 how many vertex-frames of the whole body the rig puts in the block is
 reported: 0 here).  It is given in % of the tail tip's thickness: its
 largest vertical extent across, at the first frame.
+
+The full run (not ``--quick``) then draws the second picture, a walking
+character's arm by its body with Skin on Skin (bench/contact_arm.py), and
+returns its figures under ``"arm"``.
 """
 
 from __future__ import annotations
@@ -26,8 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from core.io.pc2 import read_pc2
 from testkit import real_characters as rc
+
+from . import contact_arm
+from .contact_bake import baked_positions, rig_positions
 
 CHARACTER = "trex"
 PART = "Tail5"  # the tail's last bone
@@ -36,37 +42,6 @@ COLLECTION = "Colliders"
 # the rig never puts the tail in it, the free tail sinks into it.
 TOP_SHARE = 0.1
 MARGIN = 0.02  # the block's footprint reaches this share of the character's size beyond the tail's
-
-
-def rig_positions(bpy: Any, obj: Any, frames: tuple[int, int]) -> np.ndarray:
-    """World positions (frames, k, 3) of the render vertices, rig only (no cache modifier active)."""
-    scene = bpy.context.scene
-    cache = obj.modifiers.get("Skinmodes Cache")
-    if cache is not None:
-        cache.show_viewport = False
-    out = []
-    for f in range(frames[0], frames[1] + 1):
-        scene.frame_set(f)
-        out.append(rc._world_positions(bpy, obj))
-    if cache is not None:
-        cache.show_viewport = True
-    scene.frame_set(frames[0])
-    return np.array(out)
-
-
-def baked_positions(bpy: Any, api: Any, obj: Any, frames: tuple[int, int]) -> tuple[np.ndarray, dict]:
-    """Bake ``frames`` to a .pc2 (after clearing any earlier bake); world positions (frames, k, 3) and the summary."""
-    api.clear_bake(obj)
-    summary = api.bake(obj, frames=frames, output="PC2")
-    samples, _start, _ = read_pc2(summary["files"][0])
-    scene = bpy.context.scene
-    out = []
-    for i, f in enumerate(range(frames[0], frames[1] + 1)):
-        scene.frame_set(f)
-        M = rc._object_to_world(bpy, obj)
-        out.append(samples[i].astype(np.float64) @ M[:3, :3].T + M[:3, 3])
-    scene.frame_set(frames[0])
-    return np.array(out), summary
 
 
 def block_under(rig: np.ndarray, free: np.ndarray, size: float) -> tuple[np.ndarray, np.ndarray]:
@@ -177,6 +152,8 @@ def run(ctx: Any, work: Path, addon: Any) -> dict:
         plot(ctx.plot_path(f"contact_{CHARACTER}_tail"), out, body, (rig, free, hit), (d_free, d_hit))
     except ImportError:  # matplotlib missing: the figures stand without their plot
         ctx.plots.remove(f"plots/contact_{CHARACTER}_tail.png")
+    if not ctx.quick:  # the second picture's four bakes (one ~30 s): the full run only
+        out["arm"] = contact_arm.run(ctx, work.parent / "arm", addon)
     return out
 
 

@@ -67,3 +67,22 @@ def test_penetration_counts_only_where_the_rig_is_out_of_the_box():
     assert np.allclose(depth, [[0.25, 0.0, 0.0]]) and rigs == 1
     tube = np.array([[y, 0.0, z] for y in np.linspace(0.0, 10.0, 50) for z in (0.0, 0.3 + 0.01 * y)])
     assert abs(thickness(tube) - 0.4) < 0.02
+
+
+def test_the_arm_is_inside_only_behind_every_nearby_tangent_plane():
+    import numpy as np
+
+    from bench.contact_arm import arm_thickness, gap_and_depth
+
+    # A flat body (a 5 x 5 grid in z = 0, normals +z) and two arm points: one 0.2 under it, one 0.3 over it.
+    g = np.linspace(-1.0, 1.0, 5)
+    body = np.array([[x, y, 0.0] for x in g for y in g])
+    tris = np.array([[i * 5 + j, i * 5 + j + 5, i * 5 + j + 1] for i in range(4) for j in range(4)])
+    tris = np.vstack([tris, [[i * 5 + j + 1, i * 5 + j + 5, i * 5 + j + 6] for i in range(4) for j in range(4)]])
+    points = np.vstack([body, [[0.0, 0.0, -0.2], [0.5, 0.5, 0.3]]])[None]
+    gaps, depth = gap_and_depth(points, tris, np.array([25, 26]), np.arange(25), reach=1.0)
+    assert np.isclose(gaps[0], 0.2) and np.allclose(depth, [[0.2, 0.0]])
+    _, far = gap_and_depth(points, tris, np.array([25, 26]), np.arange(25), reach=0.1)
+    assert np.allclose(far, 0.0)  # beyond reach, the tangent planes do not judge
+    ring = np.array([[x, np.cos(t), np.sin(t)] for x in np.linspace(0.0, 5.0, 20) for t in np.linspace(0, 6.0, 30)])
+    assert abs(arm_thickness(ring) - 2.0) < 0.01

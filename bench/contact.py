@@ -28,7 +28,7 @@ from core.model.rig import LBSRig, rest_parameters
 from core.subspace.reduced import build_reduced_model
 from core.validation.scenes import chain_weights
 
-from . import contact_picture
+from . import contact_arm, contact_picture
 from .common import Context, in_scratch_folder, install_addon
 from .paired import paired_ratio, palindrome
 from .peers.pinning import pin_threads
@@ -151,7 +151,7 @@ def report_lines(p: dict) -> list[str]:
         L.append(
             f"| {name} | {v:.3g} ({lo:.3g}–{hi:.3g}) | {rr} | {s['rows'].get(k, '–')} | {s['pressed'].get(k, '–')} |"
         )
-    return [*L, "", *picture_lines(p.get("picture"))]
+    return [*L, "", *picture_lines(p.get("picture")), *contact_arm.report_lines((p.get("picture") or {}).get("arm"))]
 
 
 def picture_lines(c: dict | None) -> list[str]:

@@ -137,7 +137,7 @@ def run(ctx: Any, work: Path, addon: Any) -> dict:
         "arm_vertices": int(arm.size),
         "frames": list(frames),
         "rig_stops": loaded.stop,
-        "soft": dict(SOFT),
+        "soft_settings": dict(SOFT),
     }
     curves = {}
     for name, settings in (("default", {}), ("soft", SOFT)):
@@ -242,3 +242,25 @@ if __name__ == "__main__":
 
     run_and_leave(main, "skinmodes-contact-arm-")
     sys.exit(0)
+
+
+def report_lines(c: dict | None) -> list[str]:
+    """The second picture's paragraph for the bench report (``c``: :func:`run`'s figures; none in a quick run)."""
+    if not c:
+        return []
+    d, s = c["default"], c["soft"]
+    return [
+        f"A real character's arm by its body (bench/contact_arm.py): the glTF {c['character']} walking "
+        f"({c['vertices']:,} render vertices, {c['sim_vertices']:,} simulated, frames {c['frames'][0]}–"
+        f"{c['frames'][1]}), forearm and hand ({c['arm_vertices']} vertices) against the rest of the body.  "
+        f"Defaults: closest {d['gap_pct_size']['off']:.2g} % of the size (rig {d['gap_pct_size']['rig']:.2g} %), "
+        f"penetration {d['penetration_pct_off']:.2g} % of the forearm's thickness without contact, "
+        f"{d['penetration_pct_on']:.2g} % with Skin on Skin.  Wobble {c['soft_settings']['wobble_hz']} Hz: "
+        f"{s['penetration_pct_off']:.3g} % without ({s['penetration_pct_size_off']:.2g} % of the size), "
+        f"{s['penetration_pct_on']:.2g} % with; the rig's own {s['rig_penetration_pct']:.2g} %; largest free "
+        f"offset kept {s['kept_max_pct']:.3g} % (mean {s['kept_mean_pct']:.3g} %); bake {s['bake_s_off']:.2f} s "
+        f"without, {s['bake_s_on']:.2f} s with.",
+        "",
+        f"![the {c['character']}'s arm by its body](plots/contact_{c['character']}_arm.png)",
+        "",
+    ]

@@ -104,7 +104,7 @@ def mixed_positions(skin: PhysicsSkin, transforms: np.ndarray, R: np.ndarray) ->
     targets = skin.pin_targets(transforms)
     A = mixed_hessian(skin, R)
     g = mixed_gradient(skin, R, x if skin.soft else _with_pins(x, skin, targets))
-    if skin.soft:
+    if skin.pin_stiffness is not None:  # soft pins (skin.soft, spelled for mypy)
         k = np.zeros(skin.mesh.n)
         k[skin.pins] = skin.pin_stiffness
         A = sp.csr_matrix(A + sp.diags(np.repeat(k, 3)))

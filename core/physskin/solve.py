@@ -412,7 +412,7 @@ class PhysicsSkin:
             f = np.reshape(force, (-1, 3))
             energy -= float(np.vdot(f, x - self.mesh.X))
             grad -= f
-        if targets is not None and self.soft:
+        if targets is not None and self.pin_stiffness is not None:  # soft pins (self.soft, spelled for mypy)
             d = x[self.pins] - targets
             energy += 0.5 * float(self.pin_stiffness @ np.einsum("pi,pi->p", d, d))
             grad[self.pins] += self.pin_stiffness[:, None] * d

@@ -160,6 +160,7 @@ def summary_rows(res: dict) -> list[list[str]]:
         rows += posespace_rows(s["posespace"])
     if "convergence" in s:
         rows += convergence_rows(s["convergence"])
+    rows += new_section_rows(s)
     b = s.get("blender")
     if b:
         mpf = b["ms_per_frame"]
@@ -207,6 +208,147 @@ def summary_rows(res: dict) -> list[list[str]]:
             ]
         )
     return rows
+
+
+# Rows for today's sections (issue 29): locomotion, RS vs skinning eigenmodes, contact and the
+# pose-space claim.  Each reads only its section's result dict, so a partial results.json still renders.
+LOCOMOTION_SEARCH_S = 300.0  # goal: a gait search in at most 5 minutes (the seed's Table 1: 900-3,590 s)
+CLAIM_METHODS = ("seed", "warped", "pca", "skinning")  # the seed's method, warped, PCA, rest skinning eigenmodes
+
+
+def locomotion_rows(p: dict) -> list[list[str]]:
+    """One row: the blob at each size, gait search seconds, body lengths per 10 s and ms per step."""
+    blobs = [r for r in p["rows"] if r["creature"].startswith("blob")]
+    if not blobs:
+        return []
+    seed = [r["optimisation_s"] for r in p.get("seed_table1", [])]
+    seed_note = f"; seed's Table 1 {min(seed):,.0f}–{max(seed):,.0f} s, its machine" if seed else ""
+    slowest = max(r["optimisation_s"] for r in blobs)
+    return [
+        [
+            "locomotion, blob at " + " / ".join(f"{r['vertices']:,}" for r in blobs) + " vertices (gait search "
+            f"at {blobs[0]['searched_vertices']:,}, refined on the larger): search s, body lengths per 10 s, ms/step",
+            " / ".join(f"{r['optimisation_s']:.0f}" for r in blobs)
+            + " s; "
+            + " / ".join(f"{r['body_lengths']:.2f}" for r in blobs)
+            + " lengths; "
+            + " / ".join(f"{r['ms_per_step']:.2f}" for r in blobs)
+            + " ms",
+            f"slowest search {slowest / LOCOMOTION_SEARCH_S:.2f}× the {LOCOMOTION_SEARCH_S:.0f} s goal{seed_note}",
+        ]
+    ]
+
+
+def rotstrain_rows(p: dict) -> list[list[str]]:
+    """One row: rotation-strain (RS) vs skinning eigenmodes per scene, paired time ratio and error vs full space."""
+    c = p.get("comparison")
+    if not c:
+        return []
+    sc = c["scenes"]
+    parts = []
+    for n, s in sc.items():
+        rs, ours = s["rotation_strain"], s["skinning_eigenmodes"]
+        parts.append(
+            f"{n.replace('_', ' ')} {rs['ms_per_step']['median']:.3g} vs {ours['ms_per_step']['median']:.3g} ms, "
+            f"error {rs['error_vs_full_space']:.2f} vs {ours['error_vs_full_space']:.2f}"
+        )
+    ratios = " / ".join(f"{s['time_ratio_rs_over_modes']['median']:.2f}×" for s in sc.values())
+    seed = p.get("seed", {})
+    beam = p.get("rows", {}).get("taylor_polynomial", {}).get("ms_per_step")
+    beam_note = (
+        f"; seed 003's beam {seed['ms_per_step']:g} ms beside our RS {beam['median']:.3g} ms "
+        f"({p['vertices']:,} vertices)"
+        if seed and beam
+        else ""
+    )
+    return [
+        [
+            f"RS vs skinning eigenmodes (m = {c['modes']}, r = {c['clusters']}; RS {c['rs_modes']} modes), "
+            f"{' / '.join(n.replace('_', ' ') for n in sc)}, paired, error vs full space",
+            "; ".join(parts),
+            f"RS {ratios} our time, paired{beam_note}",
+        ]
+    ]
+
+
+def contact_rows(p: dict) -> list[list[str]]:
+    """One row: step time with 0..1,000 active contacts and its paired ratio to no contact."""
+    s = p.get("speed")
+    if not s:
+        return []
+    counts = [k for k in s["ms_per_step"] if k != "off"]
+    pic = p.get("picture")
+    pen = (
+        f"; {pic['character']} tail penetration {pic['penetration_pct_off']:.0f} % of its thickness off, "
+        f"{pic['penetration_pct_on']:.2g} % on"
+        if pic
+        else ""
+    )
+    return [
+        [
+            f"contact step with {' / '.join(f'{int(k):,}' for k in counts)} active contacts, {s['vertices']:,} "
+            f"vertices (m = {s['m']}, r = {s['r']}), paired",
+            " / ".join(f"{s['ms_per_step'][k]:.3g}" for k in counts) + f" ms vs {s['ms_per_step']['off']:.3g} off",
+            " / ".join(f"{s['ratio_over_off'][k]['median']:.2f}×" for k in counts) + f" no contact{pen}",
+        ]
+    ]
+
+
+def claim_rows(p: dict) -> list[list[str]]:
+    """One row: the pose-space claim, mean error vs full space of each basis at each m."""
+    c = p.get("claim")
+    if not c:
+        return []
+    ms = sorted({r["m"] for r in c["rows"]})
+    err = {(r["method"], r["m"]): r["mean"] for r in c["rows"]}
+    names = {"seed": "seed", "warped": "warped", "pca": "PCA", "skinning": "rest skinning eigenmodes"}
+    methods = [k for k in CLAIM_METHODS if all((k, m) in err for m in ms)]
+    seed_over = " / ".join(f"{err['seed', m] / err['skinning', m]:.1f}×" for m in ms) if "skinning" in methods else ""
+    return [
+        [
+            f"pose-space claim, {c['vertices']:,} vertices, {c['steps']} steps, m = {' / '.join(map(str, ms))}: "
+            "mean error vs full space",
+            "; ".join(f"{names[k]} " + " / ".join(f"{err[k, m]:.3f}" for m in ms) for k in methods),
+            f"seed {seed_over} rest skinning eigenmodes' error" if seed_over else "n/a",
+        ]
+    ]
+
+
+def new_section_rows(s: dict) -> list[list[str]]:
+    """The rows of the sections above present in ``s`` (results.json's "sections")."""
+    rows: list[list[str]] = []
+    if "posespace" in s:
+        rows += claim_rows(s["posespace"])
+    for name, fn in (("locomotion", locomotion_rows), ("rotstrain", rotstrain_rows), ("contact", contact_rows)):
+        if name in s:
+            rows += fn(s[name])
+    return rows
+
+
+def new_section_behind(s: dict) -> list[str]:
+    """Goals the sections above miss: a locomotion search over 300 s; RS both faster and more accurate
+    than skinning eigenmodes in a scene; our RS step slower than the seed's beam.  (RS faster but less
+    accurate is a trade, not a miss.)"""
+    out = []
+    for r in s.get("locomotion", {}).get("rows", []):
+        if r["optimisation_s"] > LOCOMOTION_SEARCH_S:
+            out.append(
+                f"Locomotion search for the {r['creature']} ({r['vertices']:,} vertices) takes "
+                f"{r['optimisation_s']:.0f} s (goal ≤ {LOCOMOTION_SEARCH_S:.0f} s)."
+            )
+    rs = s.get("rotstrain", {})
+    for n, sc in rs.get("comparison", {}).get("scenes", {}).items():
+        q = sc["time_ratio_rs_over_modes"]["median"]
+        e_rs, e_ours = sc["rotation_strain"]["error_vs_full_space"], sc["skinning_eigenmodes"]["error_vs_full_space"]
+        if q < 1.0 and e_rs <= e_ours:
+            out.append(
+                f"RS beats skinning eigenmodes on the {n.replace('_', ' ')}: {q:.2f}× our time, paired, and error "
+                f"{e_rs:.2f} vs our {e_ours:.2f} of the full-space motion."
+            )
+    beam = rs.get("rows", {}).get("taylor_polynomial", {}).get("ms_per_step")
+    if beam and rs.get("seed") and beam["median"] > rs["seed"]["ms_per_step"]:
+        out.append(f"Our RS beam step is {beam['median']:.3g} ms against seed 003's {rs['seed']['ms_per_step']:g} ms.")
+    return out
 
 
 # What was tried toward the step goal (issue 14: at most 0.5x fast-cody), measured 2026-11-23 with the
@@ -348,6 +490,7 @@ def behind(res: dict) -> list[str]:
         if failed:
             out.append(f"{row['name']} with default settings is not plausible: {'; '.join(failed)}.")
     out += _section_lines(s, "behind")
+    out += new_section_behind(s)
     for name, err in res.get("errors", {}).items():
         out.append(f"Section `{name}` failed: {err}")
     return out
@@ -854,6 +997,9 @@ README_ROWS = (
     "live preview",
     "Blender Soft Body",
     "physics skin",
+    "locomotion,",
+    "RS vs skinning eigenmodes",
+    "contact step",
     "real characters plausible",
 )
 

@@ -217,8 +217,11 @@ CLAIM_METHODS = ("seed", "warped", "pca", "skinning")  # the seed's method, warp
 
 
 def locomotion_rows(p: dict) -> list[list[str]]:
-    """One row: the blob at each size, gait search seconds, body lengths per 10 s and ms per step."""
+    """One row: the blob at each size, gait search seconds, body lengths per 10 s and ms per step (every
+    creature when no blob ran, as in --quick)."""
     blobs = [r for r in p["rows"] if r["creature"].startswith("blob")]
+    name = "blob" if blobs else " / ".join(r["creature"] for r in p["rows"])
+    blobs = blobs or p["rows"]
     if not blobs:
         return []
     seed = [r["optimisation_s"] for r in p.get("seed_table1", [])]
@@ -226,7 +229,7 @@ def locomotion_rows(p: dict) -> list[list[str]]:
     slowest = max(r["optimisation_s"] for r in blobs)
     return [
         [
-            "locomotion, blob at " + " / ".join(f"{r['vertices']:,}" for r in blobs) + " vertices (gait search "
+            f"locomotion, {name} at " + " / ".join(f"{r['vertices']:,}" for r in blobs) + " vertices (gait search "
             f"at {blobs[0]['searched_vertices']:,}, refined on the larger): search s, body lengths per 10 s, ms/step",
             " / ".join(f"{r['optimisation_s']:.0f}" for r in blobs)
             + " s; "

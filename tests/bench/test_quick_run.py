@@ -194,6 +194,20 @@ def test_readme_summary_block_is_replaced_from_results(quick_run, tmp_path):
     assert text.count(README_BEGIN) == 1 and text.count(README_END) == 1
 
 
+def test_new_sections_have_their_summary_rows(quick_run):
+    """Locomotion, RS vs skinning eigenmodes, contact and the pose-space claim each give a summary row
+    (issue 29) from the quick results, and REPORT.md shows it."""
+    from bench.report import summary_rows
+
+    _, out = quick_run
+    res = json.loads((out / "results.json").read_text())
+    figures = [r[0] for r in summary_rows(res)]
+    report = (out / "REPORT.md").read_text()
+    for prefix in ("locomotion,", "RS vs skinning eigenmodes", "contact step", "pose-space claim"):
+        assert any(f.startswith(prefix) for f in figures), (prefix, figures)
+        assert f"| {prefix}" in report, prefix
+
+
 def test_real_characters_behind_list_names_each_failed_check():
     """The report's "behind" list flags a slow first jiggle and each failed plausibility check, and only those."""
     from bench.report import behind, summary_rows

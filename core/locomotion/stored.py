@@ -23,12 +23,16 @@ from ..errors import SimulationError, SkinmodesError
 from ..geometry.tetmesh import TetMesh
 from ..model.materials import Material
 from .coarse import COARSE_TETS, coarse_copy, is_large, search_coarse
+from .creatures import RECIPES
 from .gait import Gait, GaitProblem, Progress, find_gait, ground_under, rollout
 from .model import build_locomotion_model
 from .step import StepSettings
 
 # The JSON's "format": raised when the stored layout changes, so an old .blend's gait is refused by name.
 GAIT_FORMAT = 1
+
+
+_BLOB = RECIPES["blob"]
 
 
 @dataclass(frozen=True)
@@ -50,18 +54,19 @@ class GaitSettings:
     period_max: float = 1.5
     actuation_modes: int = 6
     skinning_modes: int = 5
-    amplitude_max: float = 0.3
-    youngs: float = 5e4
-    poisson: float = 0.0
-    density: float = 1000.0
-    friction: float = 0.8
-    dt: float = 1.0 / 30.0
-    rollout_s: float = 3.0
-    judge_s: float = 10.0
-    generations: int = 16
-    population: int = 12
-    restarts: int = 3
-    sigma0: float = 2.0
+    # The blob's recipe (creatures.RECIPES), so the tested creatures and a user's mesh share one default.
+    amplitude_max: float = _BLOB.amplitude_max
+    youngs: float = _BLOB.youngs
+    poisson: float = _BLOB.poisson
+    density: float = _BLOB.density
+    friction: float = _BLOB.friction
+    dt: float = _BLOB.dt
+    rollout_s: float = _BLOB.steps * _BLOB.dt
+    judge_s: float = _BLOB.judge_steps * _BLOB.dt
+    generations: int = _BLOB.generations
+    population: int = _BLOB.population
+    restarts: int = _BLOB.restarts
+    sigma0: float = _BLOB.sigma0
     seed: int = 0
     coarse_tets: int = COARSE_TETS
 

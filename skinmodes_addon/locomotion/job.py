@@ -8,8 +8,6 @@ vertices), after which the result is thrown away and the object is left as it wa
 
 from __future__ import annotations
 
-import threading
-import time
 from dataclasses import replace
 
 import bpy
@@ -20,6 +18,7 @@ from ..props import settings as object_settings
 from ..session.prepare import prepare
 from ..session.request import SessionRequest, read_request
 from ..session.session import object_by_uid
+from ..session.worker import Worker
 from ..threads import one_blas_thread
 from .store import gait_settings, write_gait
 
@@ -31,7 +30,7 @@ class GaitCancelledByUser(SkinmodesError):
     """Find Gait was cancelled (Esc, a signal, the object gone); nothing was changed."""
 
 
-class GaitJob:
+class GaitJob(Worker):
     """prepare + :func:`core.locomotion.stored.search` + a 10 s replay on a daemon thread, polled from the main
     thread.  ``done_rollouts``, ``planned`` and ``best`` (objective J so far) are written by the worker and
     read by the main thread (single attribute stores: atomic under the GIL)."""
@@ -40,48 +39,26 @@ class GaitJob:
         self.request, self.settings = request, settings
         self.stage = "preparing the mesh"
         self.done_rollouts, self.planned, self.best = 0, 0, float("-inf")
-        self.started = time.perf_counter()
         self.gait: StoredGait | None = None
         self.figures: dict[str, float] = {}
-        self._stop = threading.Event()
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, name=f"skinmodes gait: {request.object_name}", daemon=True)
-        self._thread.start()
+        self._start(f"skinmodes gait: {request.object_name}")
 
     def _progress(self, done: int, planned: int, best: float) -> bool:
         self.done_rollouts, self.planned, self.best = done, planned, best
         return not self._stop.is_set()
 
-    def _run(self) -> None:
-        try:
-            with one_blas_thread():  # small dense steps: threads only add hand-offs (threads.one_blas_thread)
-                prepared = prepare(self.request, None, self._stop.is_set)
-                self.stage = "searching"
-                gait = search(prepared.mesh, self.settings, self._progress)
-                self.stage = "measuring"
-                self.figures = measure(gait, prepared.mesh)
-                self.gait = gait
-        except BaseException as exc:  # handed to the main thread by result()
-            self._error = exc
+    def _work(self) -> None:
+        with one_blas_thread():  # small dense steps: threads only add hand-offs (threads.one_blas_thread)
+            prepared = prepare(self.request, None, self._stop.is_set)
+            self.stage = "searching"
+            gait = search(prepared.mesh, self.settings, self._progress)
+            self.stage = "measuring"
+            self.figures = measure(gait, prepared.mesh)
+            self.gait = gait
 
     @property
     def fraction(self) -> float:
         return self.done_rollouts / self.planned if self.planned else 0.0
-
-    @property
-    def done(self) -> bool:
-        return not self._thread.is_alive()
-
-    @property
-    def cancelled(self) -> bool:
-        return self._stop.is_set()
-
-    def cancel(self) -> None:
-        self._stop.set()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        self._thread.join(timeout)
-        return self.done
 
     def result(self) -> StoredGait:
         """The gait; re-raises the worker's error, or :class:`GaitCancelledByUser` after :meth:`cancel`."""

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Callable
 
 import bpy
@@ -16,9 +14,10 @@ from .prepare import prepare
 from .request import SessionRequest, read_request
 from .session import Session, install_session, object_by_uid
 from .staleness import settings_snapshot
+from .worker import Worker
 
 
-class ModesJob:
+class ModesJob(Worker):
     """:func:`prepare` on a daemon worker thread, polled from Blender's main thread.
 
     numpy and scipy release the GIL in their heavy calls, so Blender stays
@@ -34,37 +33,14 @@ class ModesJob:
         self.for_preview = False  # started by Live Preview, which cancels it when turned off
         self.stage = "starting"
         self.fraction = 0.0
-        self.started = time.perf_counter()
-        self._stop = threading.Event()
         self._prepared: PreparedCharacter | None = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, name=f"skinmodes modes: {request.object_name}", daemon=True)
-        self._thread.start()
+        self._start(f"skinmodes modes: {request.object_name}")
 
     def _progress(self, stage: str, fraction: float) -> None:
         self.stage, self.fraction = stage, fraction
 
-    def _run(self) -> None:
-        try:
-            self._prepared = prepare(self.request, self._progress, self._stop.is_set)
-        except BaseException as exc:  # handed to the main thread by result()
-            self._error = exc
-
-    @property
-    def done(self) -> bool:
-        return not self._thread.is_alive()
-
-    @property
-    def cancelled(self) -> bool:
-        return self._stop.is_set()
-
-    def cancel(self) -> None:
-        self._stop.set()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Block until the worker ends (or ``timeout`` seconds); True if it has."""
-        self._thread.join(timeout)
-        return self.done
+    def _work(self) -> None:
+        self._prepared = prepare(self.request, self._progress, self._stop.is_set)
 
     def result(self) -> PreparedCharacter:
         """The prepared character; re-raises the worker's exception (Cancelled after :meth:`cancel`)."""

@@ -36,7 +36,7 @@ from ..model.fem import lumped_mass
 from ..model.rig import lbs_basis, normalize_weights, rig_matrix
 from .assignment import bone_tet_weights, choose_pins, skeleton_pins
 from .contact import SkinContact
-from .rotations import blended_rotations
+from .rotations import blended_rotation_rows, blended_rotations
 from .solve import TOLERANCE, PhysicsSkin
 
 # Gauss-Newton steps on the exact volume, each with a line search on the exact energy
@@ -49,9 +49,13 @@ VOLUME_STEPS = 8
 # With obstacles the steps also settle the contact (its planes are taken afresh after each step).
 CONTACT_STEPS = 16
 VOLUME_TOLERANCE = 1e-3
-# The steps' iterations stop at this share of their starting residual: the volumes
-# they give agree to 0.01 % with 1e-6 (tested), in 10 iterations instead of 18.
-STEP_TOLERANCE = 1e-3
+# The steps' iterations stop at this share of their starting residual (the gradient): an inexact
+# Newton method's forcing term.  Each step is a correction the next one checks, so solving it
+# tightly buys nothing: on the 5,929-vertex limb with smooth weights (24 poses up to a 120° bend with
+# a 180° twist) 0.1 lands as close to a 1e-7 solve as 1e-3 did (4.1e-4 against 3.9e-4 of the size at
+# worst, 8.6e-5 against 7.4e-5 on average) in a third of the iterations (10.6 a frame against 30.2);
+# 0.3 was 2.7 times further (``bench/physskin_sources.py`` measures it on every run).
+STEP_TOLERANCE = 0.1
 # From bones only (Song et al.): the pins are the inner AUTO_PIN_DEPTH of the flesh around each bone
 # (on a limb whose vertices lie on its bones, the line of vertices along them: 1.2 % of the 2,673),
 # each a spring SOFT_PINS times its vertex's own stiffness (pins then follow their bones to 5e-5 of
@@ -148,10 +152,13 @@ class PhysicsRig:
         obstacles) alone.  obstacles: the ground and colliders at this frame, pushing the free surface
         out (:mod:`.contact`; the pins stay on their bones); None or empty: no contact."""
         transforms = np.asarray(p, dtype=np.float64).reshape(-1, 3, 4)
-        R = blended_rotations(transforms, self.tet_weights)
         contact = SkinContact.build(self.skin, obstacles) if obstacles else None
         if self.skin.prefactored and contact is None:  # ARAP: no volume term to correct
+            R = blended_rotations(transforms, self.tet_weights)
             return self.skin.positions(transforms, R, self.force, tolerance=self.tolerance)
+        # The solve reads the rotations of the tets that touch a free vertex, component-major
+        # (``solve.FreePattern``): made in that layout, not gathered from a (t, 3, 3) stack.
+        R = blended_rotation_rows(transforms, self.tet_weights[self.skin.pattern.tets])
         # The volume step starts from the ARAP answer (one back-substitution), not from the seed's
         # co-rotational solve with the linearised volume term (about 20 preconditioned iterations,
         # ``skin.positions``, the bench's "cold" variant).  Measured on the 2,673-vertex limb, ARAP +
@@ -166,9 +173,9 @@ class PhysicsRig:
         # round-off).  The speed comes from inside the frame (``volume_solve``'s line search).
         x = self.skin.arap_positions(transforms, R, self.force)
         targets = self.skin.pin_targets(transforms) if self.skin.soft else None
-        # The steps are corrections: looser than the linear solve by 1e3 (STEP_TOLERANCE at its
-        # default), and as much tighter as a caller asks the rig to be (the invariance tests).
-        step_tolerance = min(STEP_TOLERANCE, self.tolerance * 1e3)
+        # The steps are corrections: STEP_TOLERANCE at the default tolerance, and as much tighter as a
+        # caller asks the rig to be (the invariance tests).
+        step_tolerance = STEP_TOLERANCE * min(1.0, self.tolerance / TOLERANCE)
         steps = self.volume_steps if contact is None else max(self.volume_steps, CONTACT_STEPS)
         return self.skin.volume_solve(R, x, VOLUME_TOLERANCE, steps, step_tolerance, self.force, targets, contact)
 

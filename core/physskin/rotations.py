@@ -41,14 +41,24 @@ def blended_rotations(transforms: np.ndarray, tet_weights: np.ndarray) -> np.nda
     with the weights and normalised (nlerp): a 180° twist between two bones turns
     smoothly instead of collapsing through (I + R) / 2.
     """
+    return quaternion_matrices(*_blended_quaternions(transforms, tet_weights))
+
+
+def blended_rotation_rows(transforms: np.ndarray, tet_weights: np.ndarray) -> np.ndarray:
+    """:func:`blended_rotations` component-major (9, t): entry (i, j) of every tet's rotation in row
+    3 i + j, the layout the physics skin's solve reads (``solve.divergence_entries``)."""
+    return quaternion_rows(*_blended_quaternions(transforms, tet_weights))
+
+
+def _blended_quaternions(transforms: np.ndarray, tet_weights: np.ndarray) -> np.ndarray:
+    """The blended, unnormalised quaternions (4, t) as rows x, y, z, w; tet_weights (t, b)."""
     W = np.asarray(tet_weights, dtype=np.float64)
     q = Rotation.from_matrix(bone_rotations(transforms)).as_quat()  # (b, 4), x y z w
     ref = q[np.argmax(W, axis=1)]  # (t, 4)
     sign = np.where(ref @ q.T < 0.0, -1.0, 1.0)  # (t, b)
     # The blend has a positive dot product (at least the largest weight) with the
     # heaviest bone's quaternion, so it is never zero.
-    x, y, z, w = ((W * sign) @ q).T  # a matrix product: BLAS, where einsum would loop
-    return quaternion_matrices(x, y, z, w)
+    return ((W * sign) @ q).T  # a matrix product: BLAS, where einsum would loop
 
 
 def quaternion_matrices(x: np.ndarray, y: np.ndarray, z: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -58,4 +68,14 @@ def quaternion_matrices(x: np.ndarray, y: np.ndarray, z: np.ndarray, w: np.ndarr
     R[:, 0, 0], R[:, 0, 1], R[:, 0, 2] = 1 - s * (y * y + z * z), s * (x * y - z * w), s * (x * z + y * w)
     R[:, 1, 0], R[:, 1, 1], R[:, 1, 2] = s * (x * y + z * w), 1 - s * (x * x + z * z), s * (y * z - x * w)
     R[:, 2, 0], R[:, 2, 1], R[:, 2, 2] = s * (x * z - y * w), s * (y * z + x * w), 1 - s * (x * x + y * y)
+    return R
+
+
+def quaternion_rows(x: np.ndarray, y: np.ndarray, z: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """:func:`quaternion_matrices` component-major (9, t): the same entries, each row contiguous."""
+    s = 2.0 / (x * x + y * y + z * z + w * w)
+    R = np.empty((9, len(x)))
+    R[0], R[1], R[2] = 1 - s * (y * y + z * z), s * (x * y - z * w), s * (x * z + y * w)
+    R[3], R[4], R[5] = s * (x * y + z * w), 1 - s * (x * x + z * z), s * (y * z - x * w)
+    R[6], R[7], R[8] = s * (x * z - y * w), s * (y * z + x * w), 1 - s * (x * x + y * y)
     return R

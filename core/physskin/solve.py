@@ -119,9 +119,24 @@ def rest_gradient(K: sp.csr_matrix, volumes: np.ndarray, mu: np.ndarray, lam: np
 
 def divergence_rows(mesh: TetMesh, R: np.ndarray) -> np.ndarray:
     """The entries (t, 4, 3) of D(R): row e holds R_e grad N_a at vertex a's three dofs, R (t, 3, 3)."""
-    # g[t, a, i] = sum_j G[t, a, j] R[t, i, j]: a batched product with R^T made contiguous first
-    # (24k tets: 1.8 ms; 3.0 ms on the strided view, 5.8 ms as an einsum, which loops).
-    return np.matmul(mesh.gradients, np.ascontiguousarray(np.swapaxes(R, 1, 2)))
+    return divergence_entries(component_gradients(mesh), np.ascontiguousarray(R.reshape(-1, 9).T))
+
+
+def component_gradients(mesh: TetMesh) -> np.ndarray:
+    """The shape gradients (4, 3, t), component-major: the layout :func:`divergence_entries` reads."""
+    return np.ascontiguousarray(mesh.gradients.transpose(1, 2, 0))
+
+
+def divergence_entries(G: np.ndarray, M: np.ndarray) -> np.ndarray:
+    """g (t, 4, 3) with g[e, a] = M_e grad N_a, for gradients G (4, 3, t) and matrices M (9, t) stored
+    component-major (row-major entries of M_e in column e).
+
+    With M = R this is D(R)'s rows; with M = cof F the linearised volume's; with M a stress P, the
+    scatter sum_e g[e, a] over a vertex's tets is K^T P, the stress's force on it.  Component-major
+    operands make it one einsum over contiguous rows: 0.28 ms at 29k tets, against 2.5 ms for
+    np.matmul on the (t, 4, 3) x (t, 3, 3) stacks.
+    """
+    return np.einsum("ajt,ijt->tai", G, M.reshape(3, 3, -1))
 
 
 def rotated_divergence(mesh: TetMesh, R: np.ndarray) -> sp.csr_matrix:
@@ -136,28 +151,60 @@ def rotated_divergence(mesh: TetMesh, R: np.ndarray) -> sp.csr_matrix:
 
 @dataclass(frozen=True)
 class FreePattern:
-    """Where D(R)'s entries land once the pinned dofs are dropped: keep (12 t,) which entries stay,
-    cols (k,) their column among the free dofs, indptr (t + 1,), free_dofs the column count."""
+    """The tets a solve on the free dofs touches and where their D(R) entries land.
 
-    keep: np.ndarray
+    tets (t_a,): the tets with at least one free vertex (a tet whose four vertices are pinned never
+    moves: about half of a character with hat weights); cols (12 t_a,): each of their entries' column
+    among the free dofs, entries at a pinned dof sent to one extra column (index free_dofs) that
+    products fill with zero and drop; free_dofs: the free dofs' count.
+
+    Every kept tet keeps its 12 entries, so D's values are the divergence entries as they come, with
+    no copy that drops the pinned ones (the extra column costs one zero per product)."""
+
+    tets: np.ndarray
     cols: np.ndarray
-    indptr: np.ndarray
     free_dofs: int
 
     @classmethod
     def of(cls, mesh: TetMesh, free: np.ndarray) -> FreePattern:
-        column = np.full(3 * mesh.n, -1, dtype=np.int64)
+        column = np.full(3 * mesh.n, len(free), dtype=np.int32)
         column[free] = np.arange(len(free))
-        cols = column[(3 * mesh.T[:, :, None] + np.arange(3)).reshape(-1)]
-        keep = cols >= 0
-        indptr = np.concatenate([[0], np.cumsum(keep.reshape(mesh.t, 12).sum(axis=1))])
-        return cls(keep, cols[keep], indptr, len(free))
+        cols = column[(3 * mesh.T[:, :, None] + np.arange(3)).reshape(mesh.t, 12)]
+        tets = np.flatnonzero((cols < len(free)).any(axis=1))
+        return cls(tets, cols[tets].reshape(-1), len(free))
 
     def matrix(self, g: np.ndarray) -> sp.csr_matrix:
-        """D(R) restricted to the free dofs (t x 3(n - p)) from its entries g (t, 4, 3)."""
-        return sp.csr_matrix(
-            (g.reshape(-1)[self.keep], self.cols, self.indptr), shape=(len(self.indptr) - 1, self.free_dofs)
-        )
+        """D on the free dofs and the extra column (t_a x (3(n - p) + 1)) from its entries g (t_a, 4, 3)."""
+        t = len(self.tets)
+        indptr = np.arange(0, 12 * t + 1, 12, dtype=np.int32)
+        return sp.csr_matrix((g.reshape(-1), self.cols, indptr), shape=(t, self.free_dofs + 1))
+
+    def padded(self, v: np.ndarray) -> np.ndarray:
+        """(3(n - p) + 1,): free values v ((n - p, 3) or flat) and the extra column's zero."""
+        out = np.empty(self.free_dofs + 1)
+        out[:-1] = v.reshape(-1)
+        out[-1] = 0.0
+        return out
+
+    def gather(self, M: np.ndarray) -> np.ndarray:
+        """The kept tets' matrices (9, t_a), component-major, from all tets' M (t, 3, 3); M given as
+        (9, t_a) already (``rotations.blended_rotation_rows`` of the kept tets) is returned as is."""
+        if M.ndim == 2:
+            if M.shape != (9, len(self.tets)):
+                raise ValueError(f"per-tet rows must be (9, {len(self.tets)}), the kept tets; got {M.shape}")
+            return M
+        return np.ascontiguousarray(M.reshape(-1, 9)[self.tets].T)
+
+
+def elastic_energy(R9: np.ndarray, F9: np.ndarray, shear_w: np.ndarray, volume_w: np.ndarray) -> tuple[float, np.ndarray]:
+    """(sum_e shear_w/2 ||F_e - R_e||^2 + volume_w/2 (det F_e - 1)^2, det F (k,)) for rotations R9 and
+    deformation gradients F9 (9, k) component-major and weights 2 V mu, V lam (k,).  The determinant
+    in closed form (np.linalg.det's batched LU took two thirds of an evaluation, 1.5 ms at 29k tets)."""
+    s = F9 - R9
+    shear = np.einsum("it,it->t", s, s)
+    a, b, c, d, e, f, g, h, i = F9
+    J = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
+    return 0.5 * float(shear_w @ shear + volume_w @ (J - 1.0) ** 2), J
 
 
 @dataclass
@@ -191,6 +238,15 @@ class PhysicsSkin:
     Ls_ff: sp.csr_matrix = field(default=None, repr=False)  # type: ignore[assignment]
     Ls_fp: sp.csr_matrix = field(default=None, repr=False)  # type: ignore[assignment]
     pattern: FreePattern = field(default=None, repr=False)  # type: ignore[assignment]
+    # The solve's own layout, on the tets that touch a free vertex (``pattern.tets``, t_a of them), in
+    # component-major order (entry (i, j) of every tet's matrix in one contiguous row, see
+    # :func:`divergence_entries`): their shape gradients (4, 3, t_a), K's rows for them in that order
+    # (Kc x = F (9, t_a) flattened: a frame never transposes a (t, 3, 3) stack), and their weights
+    # 2 V mu and V lam (t_a,).
+    G: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
+    Kc: sp.csr_matrix = field(default=None, repr=False)  # type: ignore[assignment]
+    _shear_w: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
+    _volume_w: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
     # Soft pins (the seed's C(x) = k/2 ||P x - x_p||^2, §3): stiffness (p,) per pin, None for hard pins.
     # Soft pins stay unknowns: their springs add k to the Laplacian's diagonal (still one scalar
     # factor) and k x_p to the right-hand side, which Ls_fp = -k P^T carries as the hard pins' block does.
@@ -207,6 +263,11 @@ class PhysicsSkin:
             p = len(self.pins)
             self.Ls_fp = sp.csr_matrix((-self.pin_stiffness, (self.pins, np.arange(p))), shape=(self.mesh.n, p))
         self.pattern = FreePattern.of(self.mesh, self.free)
+        tets = self.pattern.tets
+        self.G = np.ascontiguousarray(self.mesh.gradients[tets].transpose(1, 2, 0))
+        self.Kc = sp.csr_matrix(self.K[(9 * tets[None, :] + np.arange(9)[:, None]).ravel()])
+        V = self.mesh.volumes[tets]
+        self._shear_w, self._volume_w = 2.0 * V * self.mu[tets], V * self.lam[tets]
 
     @classmethod
     def build(
@@ -288,10 +349,11 @@ class PhysicsSkin:
             u[fv] = self._arap(u, rhs)
             self.last_iterations = 0
             return self.mesh.X + u
-        g = divergence_rows(self.mesh, R)
+        g = divergence_entries(self.G, self.pattern.gather(R))
         D = self.pattern.matrix(g)
         # b = (rhs - A u)[free] with u nonzero at the pins only: D u from the entries, not a matrix.
-        Du = np.zeros(self.mesh.t) if self.soft else np.einsum("tai,tai->t", g, u[self.mesh.T], optimize=True)
+        Tk = self.mesh.T[self.pattern.tets]
+        Du = np.zeros(len(Tk)) if self.soft else np.einsum("tai,tai->t", g, u[Tk], optimize=True)
         b = rhs[fv] - self.Ls_fp @ u[self.pins] - self._volume_term(D, Du)
         if guess is None:
             # This frame's ARAP answer (one scalar back-substitution): it moves with the
@@ -304,13 +366,24 @@ class PhysicsSkin:
         return self.mesh.X + u
 
     def _volume_term(self, D: sp.csr_matrix, y: np.ndarray) -> np.ndarray:
-        """D^T diag(V lam) y on the free dofs (n - p, 3), for y (t,) and D restricted to them."""
-        return (D.T @ (self.mesh.volumes * self.lam * y)).reshape(-1, 3)
+        """D^T diag(V lam) y on the free dofs (n - p, 3), for y (t_a,) and D on the kept tets."""
+        return (D.T @ (self._volume_w * y))[:-1].reshape(-1, 3)
+
+    def deformation(self, x: np.ndarray) -> np.ndarray:
+        """F = K x (9, t_a) on the kept tets, component-major (:func:`divergence_entries`), for positions x (n, 3)."""
+        return (self.Kc @ np.asarray(x, dtype=np.float64).reshape(-1)).reshape(9, -1)
+
+    def stress_force(self, P: np.ndarray) -> np.ndarray:
+        """K^T P on the free dofs (n - p, 3) for matrices P (9, t_a) on the kept tets, component-major:
+        the divergence entries of P summed over each vertex's tets (one product with a third of K's entries)."""
+        D = self.pattern.matrix(divergence_entries(self.G, P))
+        return (D.T @ np.ones(len(self.pattern.tets)))[:-1].reshape(-1, 3)
 
     def arap_positions(self, transforms: np.ndarray, R: np.ndarray, force: np.ndarray | None = None) -> np.ndarray:
         """The ARAP part's minimiser (n, 3): the volume term left out, one scalar back-substitution.
 
         The start of the co-rotational iterations and of the shipped volume step (see ``rig.py``).
+        R: the tets' rotations (t, 3, 3), or the kept tets' (9, t_a) (:meth:`FreePattern.gather`).
         force: an applied force (n, 3) in newtons, or None.
         """
         u = np.zeros((self.mesh.n, 3))  # the pins' displacements only: the full system's right-hand side is not needed
@@ -320,17 +393,21 @@ class PhysicsSkin:
 
     def _arap_start(self, u: np.ndarray, R: np.ndarray, force: np.ndarray | None = None) -> np.ndarray:
         """Free displacements (n - p, 3) minimising the ARAP part (the volume term left out) for the
-        pinned displacements in u (n, 3), rotations R (t, 3, 3) and an optional force (n, 3)."""
-        rhs = -rest_gradient(self.K, self.mesh.volumes, self.mu, np.zeros_like(self.lam), R).reshape(-1, 3)
-        return self._arap(u, rhs if force is None else rhs + np.reshape(force, (-1, 3)))
+        pinned displacements in u (n, 3), rotations R (t, 3, 3) or (9, t_a) and an optional force (n, 3)."""
+        # -g0 on the free dofs, g0 = K^T [2 V mu (vec I - vec R)] (``rest_gradient`` with lam = 0)
+        rhs = self.stress_force(self._shear_w * (self.pattern.gather(R) - _VEC_I[:, None]))
+        if force is not None:
+            rhs = rhs + np.reshape(force, (-1, 3))[self.free_vertices]
+        return self.factor.solve(rhs - self.Ls_fp @ u[self.pins])
 
     def _product(self, D: sp.csr_matrix) -> Callable[[np.ndarray], np.ndarray]:
         """v (n - p, 3) -> (Ls_ff (x) I_3 + D^T diag(V lam) D) v on the free dofs, pins held at zero: the
         Hessian with D = D(R), or D(cof F) for a volume step, restricted to the free dofs."""
-        c = self.mesh.volumes * self.lam
+        c = self._volume_w
+        pad, DT = self.pattern.padded, D.T
 
         def apply(v: np.ndarray) -> np.ndarray:
-            return self.Ls_ff @ v + (D.T @ (c * (D @ v.reshape(-1)))).reshape(-1, 3)
+            return self.Ls_ff @ v + (DT @ (c * (D @ pad(v))))[:-1].reshape(-1, 3)
 
         return apply
 
@@ -352,25 +429,39 @@ class PhysicsSkin:
         which turns and moves with the problem).  R (t, 3, 3): the tets' rotations.
         Where every tet is within round-off of its rotation (the rest pose, a rigid
         motion of the whole rig) x is returned unchanged, so those stay exact.
-        F: K x (9 t,) when the caller has it already (``volume_solve``'s line search).
+        F: :meth:`deformation` of x (9, t) when the caller has it already (``volume_solve``'s line search).
         load: the gradient (n, 3) of the energy's other terms at x (soft pins' springs, minus
         an applied force: :meth:`external`), or None.  extra: v (f, 3) -> the other terms' Gauss-Newton
         Hessian times v on the free vertices (the obstacles' penalty), or None.
         """
-        mesh, fv = self.mesh, self.free_vertices
-        Fk = self.K @ np.asarray(x, dtype=np.float64).reshape(-1) if F is None else F  # (9 t,), row-major per tet
-        strain = Fk.reshape(-1, 9) - R.reshape(-1, 9)
-        if np.abs(strain).max() <= RIGID and (load is None or not np.any(load[fv])):
+        x = np.asarray(x, dtype=np.float64)
+        d = self._gauss_newton(self.pattern.gather(R), self.deformation(x) if F is None else F, tolerance, load, extra)
+        out = np.array(x)
+        if d is not None:
+            out[self.free_vertices] += d
+        return out
+
+    def _gauss_newton(
+        self,
+        R9: np.ndarray,
+        F9: np.ndarray,
+        tolerance: float,
+        load: np.ndarray | None,
+        extra: Callable[[np.ndarray], np.ndarray] | None,
+    ) -> np.ndarray | None:
+        """:meth:`volume_step`'s step d (n - p, 3) on the free vertices, or None where there is none to
+        take; R9, F9 (9, t_a) the kept tets' rotations and deformation gradients, component-major."""
+        strain = F9 - R9
+        if np.abs(strain).max() <= RIGID and (load is None or not np.any(load[self.free_vertices])):
             self.last_iterations = 0
-            return np.array(x, dtype=np.float64)
-        F9 = np.ascontiguousarray(Fk.reshape(-1, 9).T)  # (9, t): the layout of polar.cofactors
+            return None
         C = cofactors(F9)
         J = np.einsum("it,it->t", F9[:3], C[:3])  # det F, by the first row's cofactors
-        D = self.pattern.matrix(divergence_rows(mesh, np.ascontiguousarray(C.T).reshape(-1, 3, 3)))
-        shear = (2.0 * mesh.volumes * self.mu)[:, None] * strain
-        grad = (self.K.T @ shear.ravel()).reshape(-1, 3)[fv] + self._volume_term(D, J - 1.0)
+        D = self.pattern.matrix(divergence_entries(self.G, C))
+        # grad E = K^T [2 V mu (F - R) + V lam (J - 1) cof F]: both terms' stresses in one scatter
+        grad = self.stress_force(self._shear_w * strain + (self._volume_w * (J - 1.0)) * C)
         if load is not None:
-            grad = grad + load[fv]
+            grad = grad + load[self.free_vertices]
         precondition = self.precondition.solve if self.precondition is not None else self.factor.solve
         product = self._product(D)
         if extra is not None:
@@ -379,25 +470,20 @@ class PhysicsSkin:
             def product(v: np.ndarray) -> np.ndarray:
                 return elastic(v) + extra(v)
 
-        d, self.last_iterations = conjugate_gradients(product, -grad, precondition, np.zeros((len(fv), 3)), tolerance)
-        out = np.array(x, dtype=np.float64)
-        out[fv] += d
-        return out
+        d, self.last_iterations = conjugate_gradients(product, -grad, precondition, np.zeros_like(grad), tolerance)
+        return d
 
     def exact_energy(self, R: np.ndarray, x: np.ndarray) -> float:
-        """sum_e V_e (mu_e ||F_e - R_e||^2 + lam_e / 2 (det F_e - 1)^2) (J) at positions x (n, 3): what
-        volume steps minimise (the pins' terms included; they do not move)."""
-        return self._energy(R, self.K @ np.asarray(x, dtype=np.float64).reshape(-1))[0]
+        """sum_e V_e (mu_e ||F_e - R_e||^2 + lam_e / 2 (det F_e - 1)^2) (J) at positions x (n, 3) over
+        every tet: what volume steps minimise (the pins' terms included; they do not move).  R (t, 3, 3)."""
+        F9 = (self.K @ np.asarray(x, dtype=np.float64).reshape(-1)).reshape(-1, 9).T
+        V = self.mesh.volumes
+        return elastic_energy(R.reshape(-1, 9).T, F9, 2.0 * V * self.mu, V * self.lam)[0]
 
-    def _energy(self, R: np.ndarray, F: np.ndarray) -> tuple[float, np.ndarray]:
-        """(``exact_energy``, det F (t,)) from F = K x (9 t,).  The determinant in closed form
-        (np.linalg.det's batched LU took two thirds of an evaluation, 1.5 ms at 29k tets)."""
-        F9 = F.reshape(-1, 9)
-        s = F9 - R.reshape(-1, 9)
-        shear = np.einsum("ti,ti->t", s, s)
-        a, b, c, d, e, f, g, h, i = F9.T
-        J = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
-        return float(self.mesh.volumes @ (self.mu * shear + 0.5 * self.lam * (J - 1.0) ** 2)), J
+    def _energy(self, R9: np.ndarray, F9: np.ndarray) -> tuple[float, np.ndarray]:
+        """(``exact_energy`` less the tets that never move, det F (t_a,)) on the kept tets from their
+        rotations R9 and F9 = :meth:`deformation` (9, t_a): what the line search compares."""
+        return elastic_energy(R9, F9, self._shear_w, self._volume_w)
 
     def external(
         self, x: np.ndarray, force: np.ndarray | None, targets: np.ndarray | None
@@ -457,11 +543,12 @@ class PhysicsSkin:
         the invariances hold up to round-off-close decisions.
 
         A tet is inverted where det F <= 0 (F = K x; the rest tets are positively
-        oriented, so this is the sign of its signed volume), and each trial's F
-        is kept for the next step's linearisation: one K x and one closed-form
-        determinant per trial (measured: a fifth of a frame before, with
-        np.linalg.det and a separate signed-volume pass).
+        oriented, so this is the sign of its signed volume).  F is linear in x, so a
+        trial's is F + alpha K d (one K product a step) with a closed-form determinant,
+        and it is kept for the next step's linearisation.  Only the tets that touch a
+        free vertex are evaluated: the others never move.
 
+        R: the tets' rotations (t, 3, 3), or the kept tets' (9, t_a) (:meth:`FreePattern.gather`).
         force (n, 3) and targets (p, 3), the soft pins' targets: see :meth:`external`.  contact: the
         obstacles' penalty (:mod:`.contact`), its planes taken afresh after each accepted step.
         """
@@ -469,25 +556,29 @@ class PhysicsSkin:
         fv = self.free_vertices
         X = self.mesh.X
         size = 2.0 * float(np.sqrt(np.max(np.sum((X - X.mean(axis=0)) ** 2, axis=1))))  # rotation-invariant
-        F = self.K @ x.reshape(-1)
-        elastic, J = self._energy(R, F)
+        R9 = self.pattern.gather(R)
+        F = self.deformation(x)
+        elastic, J = self._energy(R9, F)
         planes = None if contact is None else contact.planes(x)
         outside, load = self._outside(x, force, targets, contact, planes)
         inverted = J <= 0.0
         self.last_steps, self.last_stop = 0, "cap"
+        step = np.zeros_like(x)
         for _ in range(steps):
             extra = None if planes is None else contact.product(planes, x)  # type: ignore[union-attr]
-            d = self.volume_step(R, x, step_tolerance, F=F, load=load, extra=extra)[fv] - x[fv]
-            move = float(np.sqrt(np.mean(np.sum(d * d, axis=1)))) if len(d) else 0.0
-            if move == 0.0:
+            d = self._gauss_newton(R9, F, step_tolerance, load, extra)
+            move = float(np.sqrt(np.mean(np.sum(d * d, axis=1)))) if d is not None and len(d) else 0.0
+            if d is None or move == 0.0:
                 self.last_stop = "converged"
                 break
+            step[fv] = d
+            dF = self.deformation(step)  # F is linear in x: a trial's F is F + alpha dF, one K product a step
             alpha = 1.0
             while alpha >= 1.0 / 64.0:
                 trial = x.copy()
                 trial[fv] += alpha * d
-                F_trial = self.K @ trial.reshape(-1)
-                e, J = self._energy(R, F_trial)
+                F_trial = F + alpha * dF
+                e, J = self._energy(R9, F_trial)
                 outside_trial, load_trial = self._outside(trial, force, targets, contact, planes)
                 if e + outside_trial < elastic + outside and not np.any((J <= 0.0) & ~inverted):
                     break

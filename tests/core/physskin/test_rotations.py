@@ -1,6 +1,6 @@
 import numpy as np
 
-from core.physskin.rotations import blended_rotations, bone_rotations, tet_rotations
+from core.physskin.rotations import blended_rotation_rows, blended_rotations, bone_rotations, tet_rotations
 from core.validation.scenes import random_rotation
 
 
@@ -41,3 +41,14 @@ def test_half_of_a_180_degree_twist_is_a_90_degree_twist():
     np.testing.assert_allclose(R[1], rx(np.pi / 2), atol=1e-12)
     np.testing.assert_allclose(abs(R[2]), abs(rx(np.pi)), atol=1e-12)
     np.testing.assert_allclose(np.linalg.det(R), 1.0, atol=1e-12)
+
+
+def test_rotation_rows_are_the_matrices_component_major():
+    """The solve's layout (9, t) holds exactly the entries of (t, 3, 3): the same arithmetic, so bits."""
+    rng = np.random.default_rng(3)
+    A = np.stack([np.hstack([random_rotation(rng), rng.normal(size=(3, 1))]) for _ in range(3)])
+    W = rng.random((50, 3))
+    R = blended_rotations(A, W)
+    rows = blended_rotation_rows(A, W)
+    assert rows.shape == (9, 50) and rows.flags.c_contiguous
+    assert np.array_equal(rows.T.reshape(-1, 3, 3), R)

@@ -1,6 +1,7 @@
 import time
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
@@ -27,9 +28,9 @@ def cylinder(cells_per_unit=4):
     return TetMesh.from_arrays(X, T)
 
 
-def rig(mesh, poisson=0.45):
+def rig(mesh, poisson=0.45, radius=0.1):
     mat = Material.uniform(mesh.t, 1e4, poisson, 1000.0)
-    pins, bones = pin_vertices(mesh.X, HEADS, TAILS, radius=0.1)
+    pins, bones = pin_vertices(mesh.X, HEADS, TAILS, radius=radius)
     return PhysicsSkin.build(mesh, mat.mu, mat.lam, pins, bones)
 
 
@@ -163,16 +164,19 @@ def exact_energy(skin, R, x):
     return float((V * (skin.mu * ((F - R) ** 2).sum(axis=(1, 2)) + skin.lam / 2 * (np.linalg.det(F) - 1) ** 2)).sum())
 
 
-def test_volume_step_equals_the_assembled_gauss_newton_step():
+@pytest.mark.parametrize("radius", [0.1, 0.3])
+def test_volume_step_equals_the_assembled_gauss_newton_step(radius):
     """The matrix-free step equals assembling A(cof F) and the exact gradient and solving directly.
 
     1e-8 of the size (4 m): the iterations are run to 1e-12 of their start, what is left is
-    the conditioning of the two solves (about 1e4) times round-off.
+    the conditioning of the two solves (about 1e4) times round-off.  With pins 0.3 from the bones
+    some tets lie wholly among them and the step leaves them out (``FreePattern.tets``).
     """
     mesh = cylinder()
     A = bent(np.pi / 2)
     R = blended_rotations(A, chain_weights(mesh.X, np.array([1.0, 3.0]))[mesh.T].mean(1))
-    skin = rig(mesh, 0.45)
+    skin = rig(mesh, 0.45, radius)
+    assert (len(skin.pattern.tets) < mesh.t) == (radius > 0.1)
     x = skin.positions(A, R)
     F = (skin.K @ x.reshape(-1)).reshape(-1, 3, 3)
     C = cofactors(np.ascontiguousarray(F.reshape(-1, 9).T)).T.reshape(-1, 3, 3)
@@ -244,17 +248,48 @@ def test_the_searched_volume_solve_lowers_the_energy_and_inverts_nothing():
 
 
 def test_the_line_search_energy_and_inversion_test_equal_their_references():
-    """The searched solve evaluates each trial by one K x: the energy with a closed-form det F and
-    the inversion test as det F <= 0.  On a pose where one unsearched step inverts tets (Poisson
-    0.49, 120° bend, 180° twist) both equal the references: ``np.linalg.det`` and the signed
-    volumes, tet by tet; and a step linearised at a given K x equals one that computes it."""
+    """The searched solve evaluates each trial by one K x on the tets that touch a free vertex (the
+    others never move): the energy with a closed-form det F and the inversion test as det F <= 0.  On a
+    pose where one unsearched step inverts tets (Poisson 0.49, 120° bend, 180° twist) the energy's
+    changes equal the reference's (``np.linalg.det`` over every tet) to 1e-12 of the energy (round-off
+    of sums over 1,536 tets), det F equals ``np.linalg.det`` and the inversion test the signed volumes,
+    tet by tet; and a step linearised at a given K x equals one that computes it."""
     mesh, skin, R, x0 = bent_and_twisted()
     one = skin.volume_step(R, x0, 1e-3)
+    R9 = skin.pattern.gather(R)
+    kept = skin.pattern.tets
+    energies = []
     for x in (x0, one):
-        F = skin.K @ x.reshape(-1)
-        e, J = skin._energy(R, F)
-        assert abs(e - exact_energy(skin, R, x)) <= 1e-12 * exact_energy(skin, R, x)
-        np.testing.assert_allclose(J, np.linalg.det(F.reshape(-1, 3, 3)), rtol=0, atol=1e-12)
-        assert np.array_equal(J <= 0, signed_volumes(x, mesh.T) <= 0)
+        F = skin.deformation(x)
+        Fr = (skin.K @ x.reshape(-1)).reshape(-1, 3, 3)[kept]
+        np.testing.assert_allclose(F.T.reshape(-1, 3, 3), Fr, rtol=0, atol=1e-14)
+        e, J = skin._energy(R9, F)
+        energies.append((e, exact_energy(skin, R, x)))
+        np.testing.assert_allclose(J, np.linalg.det(Fr), rtol=0, atol=1e-12)
+        assert np.array_equal(J <= 0, signed_volumes(x, mesh.T)[kept] <= 0)
+    (e0, r0), (e1, r1) = energies
+    assert abs((e1 - e0) - (r1 - r0)) <= 1e-12 * r0
+    assert abs(skin.exact_energy(R, one) - r1) <= 1e-12 * r1
     assert (signed_volumes(one, mesh.T) <= 0).sum() > 0  # the check above saw inverted tets
-    assert np.array_equal(skin.volume_step(R, one, 1e-3, F=skin.K @ one.reshape(-1)), skin.volume_step(R, one, 1e-3))
+    assert np.array_equal(skin.volume_step(R, one, 1e-3, F=skin.deformation(one)), skin.volume_step(R, one, 1e-3))
+
+
+def test_stress_force_and_divergence_entries_equal_their_sparse_references():
+    """K^T P by the divergence entries' scatter, and D(R)'s entries, equal the assembled K and the
+    per-tet products to round-off (1e-12 relative: sums of 4-24 terms), with tets wholly among the
+    pins left out (pins 0.3 from the bones) and their forces on the pins dropped."""
+    from core.physskin.solve import divergence_entries, divergence_rows
+
+    mesh = cylinder()
+    skin = rig(mesh, 0.45, 0.3)
+    kept = skin.pattern.tets
+    rng = np.random.default_rng(7)
+    P = rng.normal(size=(mesh.t, 3, 3))
+    full = np.zeros((mesh.t, 9))
+    full[kept] = P[kept].reshape(-1, 9)
+    reference = (skin.K.T @ full.ravel()).reshape(-1, 3)[skin.free_vertices]
+    force = skin.stress_force(skin.pattern.gather(P))
+    assert np.abs(force - reference).max() <= 1e-12 * np.abs(reference).max()
+    g = divergence_rows(mesh, P)
+    np.testing.assert_allclose(g, np.einsum("taj,tij->tai", mesh.gradients, P), rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(divergence_entries(skin.G, skin.pattern.gather(P)), g[kept])

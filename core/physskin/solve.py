@@ -80,6 +80,12 @@ _VEC_I = np.eye(3).ravel()
 # below the frame-to-frame motion the jiggle feels.
 TOLERANCE = 1e-6
 MAX_ITERATIONS = 500
+# The volume solve also stops where the steps' own contraction predicts that what is left of the way
+# is below TAIL times its tolerance (:func:`_tail`).  Measured on the 5,929-vertex limb (25 poses up
+# to a 120° bend with a 180° twist, against a solve to 1e-8 of the size): 7 % fewer steps with smooth
+# weights and the same largest distance from the converged answer as stopping on the step alone
+# (3.9e-4 of the size RMS); a whole tolerance instead of a quarter of one was 4 times further.
+TAIL = 0.25
 # A start this close to the answer, relative to the right-hand side, is the answer.
 ROUND_OFF = 1e-14
 # Deformation gradients this close to their rotations (F is dimensionless) are rigid:
@@ -297,8 +303,16 @@ class PhysicsSkin:
         if np.any(lam != 0.0):
             # The volume term stiffens compression by about lam / (2 mu) over shear; a
             # Laplacian weighted by 2 mu + lam balances the two halves of the spectrum.
-            Lp = scalar_laplacian(mesh, 2.0 * mu + lam)
-            precondition = factorize_scalar(_free_block(Lp, free_vertices, pins, k), coords)
+            ratio = (2.0 * mu + lam) / (2.0 * mu)
+            if np.ptp(ratio) <= 1e-12 * ratio.max():
+                # One Poisson's ratio everywhere: that Laplacian is Ls times a constant (soft pins'
+                # springs aside, which hold the pins either way), and conjugate gradients do not
+                # see a preconditioner's scale: the ARAP factor serves.  One factor, not two, in
+                # the cache a frame streams through (7.4 MB each at 6k vertices).
+                precondition = factor
+            else:
+                Lp = scalar_laplacian(mesh, 2.0 * mu + lam)
+                precondition = factorize_scalar(_free_block(Lp, free_vertices, pins, k), coords)
         return cls(
             mesh, mu, lam, pins, np.asarray(pin_bone, dtype=np.int64), deformation_gradient_operator(mesh),
             free_vertices, free, fixed, Ls, factor, precondition, pin_stiffness=k,
@@ -537,7 +551,8 @@ class PhysicsSkin:
         (det F - 1)^2 alone does not forbid inversion: the unsearched second
         step inverted 60 tets at a 120 degree bend with a 180 degree twist).  It
         stops when a step moves the free vertices by less than ``tolerance``
-        times the mesh's size (RMS; scale-free), when no alpha is accepted, or
+        times the mesh's size (RMS; scale-free) or when the last two steps' ratio
+        predicts less than TAIL of that still to go (:func:`_tail`; no contact), when no alpha is accepted, or
         after ``steps``; ``last_steps`` says how many were taken and ``last_stop`` which of the three.  The line
         search only compares energies, which turn and move with the problem, so
         the invariances hold up to round-off-close decisions.
@@ -564,6 +579,7 @@ class PhysicsSkin:
         inverted = J <= 0.0
         self.last_steps, self.last_stop = 0, "cap"
         step = np.zeros_like(x)
+        previous = None
         for _ in range(steps):
             extra = None if planes is None else contact.product(planes, x)  # type: ignore[union-attr]
             d = self._gauss_newton(R9, F, step_tolerance, load, extra)
@@ -592,10 +608,13 @@ class PhysicsSkin:
                 outside, load = self._outside(x, force, targets, contact, planes)
             self.last_steps += 1
             # With contact a short step (a new inversion refused) is no sign of convergence: the planes
-            # taken afresh let the next step go further.  Without it the rule is unchanged (to the bit).
-            if (move if contact is not None else alpha * move) <= tolerance * size:
+            # taken afresh let the next step go further, and change between steps, so the steps' ratio
+            # predicts nothing there (the tail rule is for the elastic solve alone).
+            taken = move if contact is not None else alpha * move
+            if taken <= tolerance * size or (contact is None and _tail(taken, previous) <= TAIL * tolerance * size):
                 self.last_stop = "converged"
                 break
+            previous = taken
         return x
 
     def _arap(self, u: np.ndarray, rhs: np.ndarray) -> np.ndarray:
@@ -621,6 +640,16 @@ class PhysicsSkin:
         u, rhs = self._system(transforms, R, force)
         sol = spla.spsolve(M, np.concatenate([rhs.reshape(-1), u[self.pins].reshape(-1)]))
         return self.mesh.X + sol[:n3].reshape(-1, 3)
+
+
+def _tail(taken: float, previous: float | None) -> float:
+    """What is left of the way after a step of length ``taken`` (any unit) whose predecessor was
+    ``previous``, if the steps keep shrinking by their last ratio rho: the geometric tail
+    taken rho / (1 - rho).  Infinite after the first step (no ratio yet) or when the step grew."""
+    if previous is None or taken >= previous:
+        return float("inf")
+    rho = taken / previous
+    return taken * rho / (1.0 - rho)
 
 
 def soft_pinned(L: sp.csr_matrix, pins: np.ndarray, k: np.ndarray) -> sp.csr_matrix:

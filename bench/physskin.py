@@ -55,6 +55,8 @@ from .common import Context, markdown_table, time_calls
 from .paired import paired_ratio, palindrome
 from .peers.pinning import pin_threads
 from .physskin_autoweights import figures_in_own_process
+from .physskin_convergence import convergence_row, spread_poses
+from .physskin_convergence import report_lines as convergence_lines
 from .physskin_sources import energy_table, source_row, sources_behind, sources_report_lines, sources_summary
 
 BEND_DEG, TWIST_DEG = 120.0, 180.0
@@ -301,6 +303,7 @@ def run(ctx: Context) -> dict:
     motion = [limb_pose(BEND_DEG * s, TWIST_DEG * s) for s in np.linspace(0.0, 1.0, frames)]
     sources = [source_row(ctx, cells, motion, max(1, rounds // 3)) for cells in (QUICK_SIZES if q else SIZES)]
     energy = energy_table(QUICK_SIZES[1] if q else SIZES[0], 1 if q else 3)
+    convergence = convergence_row(QUICK_SIZES[1] if q else SIZES[0], spread_poses(motion, 3 if q else 13))
     autoweights = None if q else figures_in_own_process()  # imports bpy: a child process, about 15 s
     last = volume["twist"][-1]
     ctx.log(
@@ -312,6 +315,7 @@ def run(ctx: Context) -> dict:
         "volume": volume,
         "sources": sources,
         "energy": energy,
+        "convergence": convergence,
         "autoweights": autoweights,
         "motion": {"bend_deg": BEND_DEG, "twist_deg": TWIST_DEG, "frames": frames},
         "poisson": POISSON,
@@ -564,6 +568,8 @@ def report_lines(p: dict) -> list[str]:
     L += markdown_table(head, body)
     if "sources" in p:
         L += sources_report_lines(p, markdown_table)
+    if "convergence" in p:
+        L += convergence_lines(p["convergence"], markdown_table)
     L += [
         "![physics skin frame rate](plots/physskin_fps.png)",
         "",

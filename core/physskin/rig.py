@@ -83,6 +83,7 @@ class PhysicsRig:
     basis: np.ndarray = field(repr=False)
     tolerance: float = TOLERANCE
     volume_steps: int = VOLUME_STEPS
+    volume_tolerance: float = VOLUME_TOLERANCE  # the volume solve's stop, a share of the size (tests, bench)
     force: np.ndarray | None = field(default=None, repr=False)  # (n, 3) newtons on the tet vertices, or None
     # (n,) True where no bone moves a vertex (all-zero weights): the Armature modifier leaves it at rest
     unbound: np.ndarray | None = field(default=None, repr=False)
@@ -177,7 +178,7 @@ class PhysicsRig:
         # caller asks the rig to be (the invariance tests).
         step_tolerance = STEP_TOLERANCE * min(1.0, self.tolerance / TOLERANCE)
         steps = self.volume_steps if contact is None else max(self.volume_steps, CONTACT_STEPS)
-        return self.skin.volume_solve(R, x, VOLUME_TOLERANCE, steps, step_tolerance, self.force, targets, contact)
+        return self.skin.volume_solve(R, x, self.volume_tolerance, steps, step_tolerance, self.force, targets, contact)
 
     def lbs(self, p: np.ndarray) -> np.ndarray:
         """Linear-blend-skinned tet positions (n, 3) for rig parameters p (12 b,); unbound vertices at rest."""

@@ -114,3 +114,18 @@ def test_every_source_says_how_its_volume_solves_stopped(quick_physskin):
     for row in res["sections"]["physskin"]["sources"]:
         for shares in row["stops"].values():
             assert set(shares) == {"converged", "stalled", "cap"} and sum(shares.values()) == pytest.approx(1.0)
+
+
+def test_the_distance_from_a_converged_solve_is_measured_for_every_source(quick_physskin):
+    """Issue 30 item 6: each source's shipped answer and one Gauss-Newton step are measured against a
+    tight solve; the shipped answer is the closer one (more steps of a descent method, from one start)
+    and the report carries the table."""
+    from bench.physskin_sources import SOURCES
+
+    res, out = quick_physskin
+    c = res["sections"]["physskin"]["convergence"]
+    assert set(c["sources"]) == set(SOURCES)
+    for s in c["sources"].values():
+        assert 0.0 <= s["rms"] <= s["one_rms"] and s["rms"] <= s["worst"]
+        assert s["tight_steps_max"] >= 1 and sum(s["tight_stops"].values()) == c["poses"]
+    assert "How far the shipped solve stops from a converged one" in (out / "REPORT.md").read_text()

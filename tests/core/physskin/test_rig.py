@@ -7,7 +7,6 @@ from core.geometry.embedding import embed_points
 from core.geometry.tetmesh import TetMesh, signed_volumes
 from core.model.materials import Material
 from core.model.rig import rig_parameters
-import core.physskin.rig as rig_module
 from core.physskin.rig import PhysicsRig, render_correction
 from core.physskin.solve import _tail
 from core.validation.scenes import chain_weights, random_rotation
@@ -302,13 +301,9 @@ def test_the_shipped_volume_solve_converges_toward_a_tight_solve(mesh):
     size = 4.0  # the cylinder's length: twice the largest distance from its centroid
 
     def solve(volume_tolerance, steps):
-        saved = rig_module.VOLUME_TOLERANCE
-        rig_module.VOLUME_TOLERANCE, phys.volume_steps = volume_tolerance, steps
-        try:
-            x = phys.positions(p)
-        finally:
-            rig_module.VOLUME_TOLERANCE, phys.volume_steps = saved, rig_module.VOLUME_STEPS
-        assert phys.skin.last_stop == "converged"
+        tight = PhysicsRig(**{**vars(phys), "volume_tolerance": volume_tolerance, "volume_steps": steps})
+        x = tight.positions(p)
+        assert tight.skin.last_stop == "converged"
         return x
 
     tight = solve(1e-8, 400)

@@ -33,11 +33,13 @@ which frame was solved before it (scrubbing equals the bake).  Refactoring A(R) 
 frame is the exact alternative (:meth:`PhysicsSkin.direct_positions`, the
 reference for the tests); it costs a sparse LU of 3n unknowns per frame,
 0.27 s at 5.9k vertices against 41 ms for the iterations (bench section 7).  The
-iterations run on the free dofs alone: the Laplacian's free block and D(R)'s free
-columns (:class:`FreePattern`), the pins entering the right-hand side once.
-Both scalar factors (ARAP's and the preconditioner) are banded Cholesky factors
-where the band is narrow (:mod:`.banded`): a limb's back-substitution costs a
-third of SuperLU's, and a frame with smooth weights is about 30 of them.
+iterations run on the free dofs alone: the Laplacian's free block and D(R)'s
+free columns, over the tets that touch a free vertex (:class:`FreePattern`), the
+pins entering the right-hand side once.  With one Poisson's ratio everywhere the
+preconditioner's Laplacian is the ARAP one times a constant, so one factor serves
+both.  The scalar factors are banded Cholesky factors where the band is narrow
+(:mod:`.banded`): a limb's back-substitution costs a third of SuperLU's, and a
+frame with smooth weights is about 11 of them.
 
 Volume steps.  The volume term above is linear in F: it holds tr(R^T F) = 3,
 which is det F = 1 only to first order.  At a 90° elbow the inner crease
@@ -47,7 +49,11 @@ arm.  :meth:`PhysicsSkin.volume_step` is one Gauss-Newton step on the same
 energy with the exact volume term lam / 2 (det F - 1)^2 (the mu part, with R
 fixed, is unchanged): the linearised volume is cof(F_k) : F, so the step's
 matrix is A with cof(F_k) in place of R, solved by the same preconditioned
-iterations.  At rest and under rigid motions cof F = R and det F = 1, so the
+iterations, stopped at 0.1 of their start (an inexact Newton step: the next step
+corrects it; ``rig.STEP_TOLERANCE`` says what that costs in accuracy: nothing
+measurable).  Per-tet matrices are kept component-major, (9, t) with entry (i, j)
+of every tet in one contiguous row (:func:`divergence_entries`), so a step is a few
+einsums and sparse products, never a loop over (t, 3, 3) stacks.  At rest and under rigid motions cof F = R and det F = 1, so the
 step is zero and every invariant above still holds; cofactors turn with the
 problem (cof(Q F) = Q cof F), so rotation equivariance stays exact.
 

@@ -11,9 +11,11 @@ from core.linalg.polar import cofactors
 from core.model.materials import Material
 from core.model.rig import lbs_positions
 from core.physskin.assignment import assign_tets, pin_vertices
-from core.physskin.rotations import blended_rotations, tet_rotations
+from core.physskin.rig import PhysicsRig
+from core.physskin.rotations import blended_rotation_rows, blended_rotations, tet_rotations
 from core.physskin.solve import PhysicsSkin, hessian, rotated_divergence
 from core.validation.scenes import chain_weights, random_rotation
+from testkit import limb
 
 HEADS = np.array([[0.0, 0.0, 0.0], [2.0, 0.0, 0.0]])
 TAILS = np.array([[2.0, 0.0, 0.0], [4.0, 0.0, 0.0]])
@@ -255,16 +257,39 @@ def bent_and_twisted():
 def test_the_searched_volume_solve_lowers_the_energy_and_inverts_nothing():
     """Issue 23: at Poisson 0.49, a 120° bend with a 180° twist, one unsearched Gauss-Newton step
     inverted 14 tets and stopped 10 % of the size from the converged answer.  The searched solve
-    lowers the exact energy below the one step's, inverts no tet the ARAP start had not, and takes
-    more than one step (its stop: a step below 1e-3 of the size)."""
+    lowers the exact energy below the one step's, ends with no more inverted tets than the ARAP start
+    had, and takes more than one step (its stop: a step below 1e-3 of the size)."""
     mesh, skin, R, x0 = bent_and_twisted()
     one = skin.volume_step(R, x0, 1e-3)
     solved = skin.volume_solve(R, x0, 1e-3, 8, 1e-3)
-    before = signed_volumes(x0, mesh.T) <= 0
+    before = int((signed_volumes(x0, mesh.T) <= 0).sum())
     assert skin.last_steps > 1
     assert exact_energy(skin, R, solved) < exact_energy(skin, R, one) < exact_energy(skin, R, x0)
-    assert not np.any((signed_volumes(solved, mesh.T) <= 0) & ~before)
+    assert (signed_volumes(solved, mesh.T) <= 0).sum() <= before
     assert np.array_equal(solved[skin.pins], x0[skin.pins])  # the pins hold
+
+
+def test_a_step_may_trade_inverted_tets_as_long_as_their_count_falls():
+    """From bones only at the bench limb's hardest pose (120° bend, 180° twist, 2,673 vertices) the ARAP
+    start inverts 135 tets; the first full step leaves 21, a few of them newly inverted.  Refusing every
+    newly inverted tet stalled the solve with 106 inverted (measured); counting them lets it through:
+    under 20 remain, and no accepted step raised the count (each step's count is checked)."""
+    mesh = limb.cylinder_mesh(32, 8)
+    mat = Material.uniform(mesh.t, limb.YOUNGS, limb.POISSON, 1000.0)
+    rig = PhysicsRig.from_bones(mesh, np.zeros((mesh.n, 2)), limb.HEADS, limb.TAILS, mat.mu, mat.lam)
+    A = limb.limb_pose(120.0, 180.0)
+    R = blended_rotation_rows(A, rig.tet_weights[rig.skin.pattern.tets])
+    x = rig.skin.arap_positions(A, R, rig.force)
+    counts = [int((signed_volumes(x, mesh.T) <= 0).sum())]
+    targets = rig.skin.pin_targets(A)
+    for _ in range(rig.volume_steps):  # one searched step at a time, counting after each
+        x = rig.skin.volume_solve(R, x, 1e-3, 1, 0.1, targets=targets)
+        counts.append(int((signed_volumes(x, mesh.T) <= 0).sum()))
+        if rig.skin.last_stop != "cap":
+            break
+    print("inverted tets after each step", counts)
+    assert counts[0] > 100 and counts[-1] < 20
+    assert all(b <= a for a, b in zip(counts, counts[1:]))
 
 
 def test_the_line_search_energy_and_inversion_test_equal_their_references():

@@ -25,26 +25,13 @@ from .core.geometry.embedding import interpolate
 from .props import active_mesh, scene_of, settings
 from .registry import SHADING_BEFORE
 from .session.jobs import ModesJob, finish_job, forget_job, running_job, start_job
+from .session.modal import WorkerOperator, end_modal_ui, error_line
 from .session.session import Session, build_session, current_session, object_by_uid
 
 MODE_ATTRIBUTE = "skinmodes_mode"
 
 # An operator's execute(self, context) or invoke(self, context, event).
 Method = Callable[..., set[str]]
-
-
-def error_line(exc: BaseException, failed: str) -> str:
-    """What an operator reports for ``exc``, on one line.
-
-    A SkinmodesError already says what is wrong and what to do.  Anything else
-    (a bug, a full disk) says what ``failed`` (e.g. "bake"), the exception, and
-    that nothing was changed: every operator leaves the scene as it was on failure.
-    """
-    if isinstance(exc, SkinmodesError):
-        text = str(exc)
-    else:
-        text = f"{failed} failed ({type(exc).__name__}: {exc}); nothing was changed"
-    return " ".join(text.split())
 
 
 def reports_errors(failed: str | None = None) -> Callable[[Method], Method]:
@@ -108,21 +95,7 @@ def _report_modes(op: bpy.types.Operator, obj: bpy.types.Object, session: Sessio
     )
 
 
-def end_modal_ui(context: bpy.types.Context, timer: bpy.types.Timer | None) -> None:
-    """Remove a modal operator's timer, progress bar and status text, each even if another step fails."""
-    wm = context.window_manager
-    try:
-        if timer is not None:
-            wm.event_timer_remove(timer)
-    finally:
-        try:
-            wm.progress_end()
-        finally:
-            if context.workspace is not None:
-                context.workspace.status_text_set(None)
-
-
-class SKINMODES_OT_compute_modes(bpy.types.Operator):
+class SKINMODES_OT_compute_modes(WorkerOperator):
     """Tetrahedralise the mesh and compute its skinning eigenmodes and clusters (Esc cancels)"""
 
     bl_idname = "skinmodes.compute_modes"
@@ -135,8 +108,8 @@ class SKINMODES_OT_compute_modes(bpy.types.Operator):
         options={"HIDDEN", "SKIP_SAVE"},
     )
 
+    doing = "computing modes"
     _job: ModesJob | None = None
-    _timer = None
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
@@ -167,76 +140,33 @@ class SKINMODES_OT_compute_modes(bpy.types.Operator):
             return self.execute(context)
         obj = active_mesh(context)
         try:
-            self._job = start_job(obj, scene_of(context))
+            job = start_job(obj, scene_of(context))
         except SkinmodesError as exc:
             preview.give_up(obj.session_uid, str(exc))  # a Live Preview waiting for these modes stops waiting
             raise
-        self._job.for_preview = self.for_preview
-        wm = context.window_manager
-        wm.progress_begin(0, 100)
-        self._timer = wm.event_timer_add(0.1, window=context.window)
-        wm.modal_handler_add(self)
-        self._show_progress(context)
-        return {"RUNNING_MODAL"}
+        job.for_preview = self.for_preview
+        return self._start_modal(context, job)
 
-    def _show_progress(self, context: bpy.types.Context) -> None:
-        job = self._job
-        assert job is not None
-        context.window_manager.progress_update(int(100 * job.fraction))
+    def _status(self, job: ModesJob) -> str:
         what = "Live Preview: computing modes" if self.for_preview else "Computing modes"
-        elapsed = time.perf_counter() - job.started
-        context.workspace.status_text_set(
-            f"{what} of {job.request.object_name}: {job.stage}, {elapsed:.0f} s… Esc to cancel"
-        )
+        return f"{what} of {job.request.object_name}: {job.stage}"
 
-    def _finish(self, context: bpy.types.Context) -> None:
-        """Leave nothing behind, each step even if another fails: timer, progress, status text, registry entry."""
-        timer, self._timer = self._timer, None
-        try:
-            end_modal_ui(context, timer)
-        finally:
-            if self._job is not None:
-                forget_job(self._job)
+    def _succeeded(self, context: bpy.types.Context, job: ModesJob) -> None:
+        obj = object_by_uid(job.request.object_uid)
+        session = finish_job(job, log=lambda m: self.report({"INFO"}, m))
+        assert obj is not None  # finish_job raised otherwise
+        _report_modes(self, obj, session)
+        if settings(obj).live_preview:
+            preview.refresh(obj, scene_of(context))
 
-    def modal(self, context: bpy.types.Context, event: bpy.types.Event) -> set[str]:
-        job = self._job
-        assert job is not None
-        done = True  # every return but "keep running" cleans up, whatever is raised
-        try:
-            if event.type == "ESC":
-                job.cancel()
-                preview.give_up(job.request.object_uid, "computing modes was cancelled")
-                self.report({"WARNING"}, "computing modes cancelled; nothing was changed")
-                return {"CANCELLED"}
-            if job.cancelled:  # Live Preview was turned off
-                return {"CANCELLED"}
-            if event.type != "TIMER" or not job.done:
-                if event.type == "TIMER":
-                    self._show_progress(context)
-                done = False
-                return {"PASS_THROUGH"}
-            obj = object_by_uid(job.request.object_uid)
-            session = finish_job(job, log=lambda m: self.report({"INFO"}, m))
-            assert obj is not None  # finish_job raised otherwise
-            _report_modes(self, obj, session)
-            if settings(obj).live_preview:
-                preview.refresh(obj, scene_of(context))
-            return {"FINISHED"}
-        except Exception as exc:
-            job.cancel()  # if the worker is still at it, its result is not wanted
-            why = error_line(exc, "computing modes")
-            preview.give_up(job.request.object_uid, why)
-            self.report({"ERROR"}, why)
-            return {"CANCELLED"}
-        finally:
-            if done:
-                self._finish(context)
+    def _forget(self, job: ModesJob) -> None:
+        forget_job(job)
 
-    def cancel(self, context: bpy.types.Context) -> None:
-        """Blender ended the modal (a file was loaded, the window closed): stop the worker."""
-        if self._job is not None:
-            self._job.cancel()
-        self._finish(context)
+    def _gave_up(self, job: ModesJob, why: str) -> None:
+        preview.give_up(job.request.object_uid, why)  # a Live Preview waiting for these modes stops waiting
+
+    def _abandoned(self, job: ModesJob) -> bool:
+        return job.cancelled  # Live Preview was turned off
 
 
 def _report_bake(op: bpy.types.Operator, job: BakeJob) -> None:

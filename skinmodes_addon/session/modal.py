@@ -22,7 +22,9 @@ class PolledJob(Protocol):
     """What the modal reads of a job: a :class:`session.worker.Worker` with a progress ``fraction``."""
 
     started: float
-    fraction: float
+
+    @property
+    def fraction(self) -> float: ...
 
     @property
     def done(self) -> bool: ...

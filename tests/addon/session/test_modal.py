@@ -296,6 +296,24 @@ def start_modes(addon, real):
     )
 
 
+def start_gait(addon, real, tmp_path):
+    """Find Gait's modal on a real gait job for a small blob without an armature; returns the blob."""
+    import bpy
+
+    from tests.addon.locomotion.conftest import blob_object
+
+    slug = blob_object(bpy, tmp_path)
+    job_module, props = addon.locomotion.job, addon.props
+    start_real(
+        bpy,
+        addon.locomotion.operators.SKINMODES_OT_find_gait,
+        "skinmodes.test_find_gait",
+        lambda context: job_module.start_gait_job(props.active_mesh(context), props.scene_of(context)),
+        real,
+    )
+    return slug
+
+
 def test_compute_modes_shows_its_status_and_escape_stops_it(addon, creature, real):
     obj = creature[0]
     start_modes(addon, real)
@@ -316,22 +334,46 @@ def test_compute_modes_ends_quietly_when_live_preview_cancelled_its_job(addon, c
 
 
 def test_find_gait_shows_its_status_and_escape_stops_it(addon, tmp_path, real):
-    import bpy
-
-    from tests.addon.locomotion.conftest import blob_object
-
-    slug = blob_object(bpy, tmp_path)
-    job_module, props = addon.locomotion.job, addon.props
-    start_real(
-        bpy,
-        addon.locomotion.operators.SKINMODES_OT_find_gait,
-        "skinmodes.test_find_gait",
-        lambda context: job_module.start_gait_job(props.active_mesh(context), props.scene_of(context)),
-        real,
-    )
+    slug = start_gait(addon, real, tmp_path)
+    job_module = addon.locomotion.job
     assert job_module.GAIT_JOBS[slug.session_uid] is real.job
     assert re.fullmatch(r"Finding a gait for Slug: [^,]+, \d+ s… Esc to cancel", real.ui.status[-1])
     assert real.op.modal(real.ui, event("ESC")) == {"CANCELLED"}
     assert real.lines == [("WARNING", "Find Gait cancelled; nothing was changed")]
     assert real.job.cancelled and real.job.wait(60)
     assert slug.session_uid not in job_module.GAIT_JOBS and real.ui.cleaned_up()
+
+
+def test_compute_modes_finishes_on_the_timer_after_the_job(addon, creature, real):
+    obj = creature[0]
+    start_modes(addon, real)
+    assert real.job.wait(300)
+    assert real.op.modal(real.ui, event("TIMER")) == {"FINISHED"}
+    assert re.fullmatch(r"\d+ tets, 8 modes, 30 clusters in [\d.]+ s \(\w+\)", real.lines[-1][1]), real.lines
+    assert obj.session_uid not in addon.registry.JOBS and real.ui.cleaned_up()
+    assert addon.session.session.current_session(obj, creature[2]) is not None
+
+
+def test_compute_modes_reports_a_failed_finish_in_one_error_line(addon, creature, real):
+    """The done hook raises (the object was deleted meanwhile): one ERROR line, and the cleanup still ran."""
+    import bpy
+
+    obj = creature[0]
+    name, uid = obj.name, obj.session_uid
+    start_modes(addon, real)
+    assert real.job.wait(300)
+    bpy.data.objects.remove(obj)
+    assert real.op.modal(real.ui, event("TIMER")) == {"CANCELLED"}
+    assert real.lines == [("ERROR", f"'{name}' was deleted while its modes were computed; nothing was changed")]
+    assert uid not in addon.registry.JOBS and uid not in addon.registry.SESSIONS and real.ui.cleaned_up()
+
+
+def test_find_gait_reports_a_job_cancelled_elsewhere_when_it_ends(addon, tmp_path, real):
+    """Find Gait has no quiet end: a job cancelled by someone else is reported by its done hook, in one line."""
+    slug = start_gait(addon, real, tmp_path)
+    job_module = addon.locomotion.job
+    real.job.cancel()
+    assert real.job.wait(60)
+    assert real.op.modal(real.ui, event("TIMER")) == {"CANCELLED"}
+    assert real.lines == [("ERROR", "Find Gait was cancelled; nothing was changed")]
+    assert slug.session_uid not in job_module.GAIT_JOBS and not slug.get("skinmodes_gait") and real.ui.cleaned_up()

@@ -92,6 +92,11 @@ class Drive(Protocol[S]):
         """Drop whatever the drive cached for frames after ``frame`` (the rig changed there)."""
         ...
 
+    def notes(self) -> list[tuple[str, list[int]]]:
+        """What the drive has to say of the frames it gave so far, as (line, frames) pairs whose line
+        holds ``{frames}`` where the frames go (the physics skin stopping short of converging), or []."""
+        ...
+
 
 def remember_near(cache: dict[int, np.ndarray], frame: int, value: np.ndarray) -> None:
     """Store ``value`` for ``frame`` and forget frames more than two away: a few, not one per frame of a long bake."""
@@ -170,3 +175,6 @@ class RigDrive:
 
     def forget_after(self, frame: int) -> None:
         pass  # nothing cached: the rig is read as asked
+
+    def notes(self) -> list[tuple[str, list[int]]]:
+        return []  # the rig's skin is linear blend skinning: nothing is solved, nothing stops short

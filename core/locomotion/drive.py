@@ -142,3 +142,6 @@ class LocomotionDrive:
 
     def forget_after(self, frame: int) -> None:
         pass  # nothing cached: the gait is read as asked
+
+    def notes(self) -> list[tuple[str, list[int]]]:
+        return []  # nothing this drive solves per frame stops short

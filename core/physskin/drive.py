@@ -54,12 +54,15 @@ class PhysicsSkinDrive(RigDrive):
         self.jiggles = jiggles
         self._embedding, self._T, self._keep = embedding, T, keep
         self._positions: dict[int, np.ndarray] = {}
+        self._short: set[int] = set()  # frames whose volume solve ran into its cap (``notes``)
 
     def positions(self, frame: int) -> np.ndarray:
         """Physics-skinned tet positions (n, 3) at an integer ``frame``."""
         x = self._positions.get(frame)
         if x is None:
             x = self.physics.positions(self.rig(frame), None if self.obstacles is None else self.obstacles(frame))
+            if self.physics.skin.last_stop == "cap":
+                self._short.add(frame)
             remember_near(self._positions, frame, x)  # a step needs two frames, a bake one more
         return x
 
@@ -83,3 +86,19 @@ class PhysicsSkinDrive(RigDrive):
 
     def forget_after(self, frame: int) -> None:
         self._positions = {f: x for f, x in self._positions.items() if f <= frame}
+        self._short = {f for f in self._short if f <= frame}
+
+    def notes(self) -> list[tuple[str, list[int]]]:
+        """The frames whose volume solve ran into its cap: their answer depends on it (a material too
+        soft for the pose or its own weight), which a bake says rather than hides."""
+        if not self._short:
+            return []
+        cap = self.physics.volume_steps
+        return [
+            (
+                f"the physics skin stopped short of converging at frames {{frames}} (its volume solve ran into "
+                f"its cap of {cap} steps): the flesh is too soft for the pose or its own weight; raise Young's "
+                "Modulus or Pin Depth, or turn Gravity off",
+                sorted(self._short),
+            )
+        ]

@@ -53,9 +53,10 @@ iterations, stopped at 0.1 of their start (an inexact Newton step: the next step
 corrects it; ``rig.STEP_TOLERANCE`` says what that costs in accuracy: nothing
 measurable).  Per-tet matrices are kept component-major, (9, t) with entry (i, j)
 of every tet in one contiguous row (:func:`divergence_entries`), so a step is a few
-einsums and sparse products, never a loop over (t, 3, 3) stacks.  At rest and under rigid motions cof F = R and det F = 1, so the
-step is zero and every invariant above still holds; cofactors turn with the
-problem (cof(Q F) = Q cof F), so rotation equivariance stays exact.
+einsums and sparse products, never a loop over (t, 3, 3) stacks.  At rest and
+under rigid motions cof F = R and det F = 1, so the step is zero and every
+invariant above still holds; cofactors turn with the problem (cof(Q F) = Q cof F),
+so rotation equivariance stays exact.
 
 The unknown is the displacement u = x - X; pinned entries are eliminated
 (condensed solve A_ff u_f = -g0_f - A_fp u_p + f_f), so the rest pose and rigid
@@ -208,7 +209,9 @@ class FreePattern:
         return np.ascontiguousarray(M.reshape(-1, 9)[self.tets].T)
 
 
-def elastic_energy(R9: np.ndarray, F9: np.ndarray, shear_w: np.ndarray, volume_w: np.ndarray) -> tuple[float, np.ndarray]:
+def elastic_energy(
+    R9: np.ndarray, F9: np.ndarray, shear_w: np.ndarray, volume_w: np.ndarray
+) -> tuple[float, np.ndarray]:
     """(sum_e shear_w/2 ||F_e - R_e||^2 + volume_w/2 (det F_e - 1)^2, det F (k,)) for rotations R9 and
     deformation gradients F9 (9, k) component-major and weights 2 V mu, V lam (k,).  The determinant
     in closed form (np.linalg.det's batched LU took two thirds of an evaluation, 1.5 ms at 29k tets)."""
@@ -255,10 +258,10 @@ class PhysicsSkin:
     # :func:`divergence_entries`): their shape gradients (4, 3, t_a), K's rows for them in that order
     # (Kc x = F (9, t_a) flattened: a frame never transposes a (t, 3, 3) stack), and their weights
     # 2 V mu and V lam (t_a,).
-    G: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
-    Kc: sp.csr_matrix = field(default=None, repr=False)  # type: ignore[assignment]
-    _shear_w: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
-    _volume_w: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
+    G: np.ndarray = field(init=False, repr=False)
+    Kc: sp.csr_matrix = field(init=False, repr=False)
+    _shear_w: np.ndarray = field(init=False, repr=False)
+    _volume_w: np.ndarray = field(init=False, repr=False)
     # Soft pins (the seed's C(x) = k/2 ||P x - x_p||^2, §3): stiffness (p,) per pin, None for hard pins.
     # Soft pins stay unknowns: their springs add k to the Laplacian's diagonal (still one scalar
     # factor) and k x_p to the right-hand side, which Ls_fp = -k P^T carries as the hard pins' block does.
@@ -621,7 +624,7 @@ class PhysicsSkin:
             # With contact a short step (a new inversion refused) is no sign of convergence: the planes
             # taken afresh let the next step go further, and change between steps, so the steps' ratio
             # predicts nothing there (the tail rule is for the elastic solve alone).
-            taken = move if contact is not None else alpha * move
+            taken = move
             if taken <= tolerance * size or (contact is None and _tail(taken, previous) <= TAIL * tolerance * size):
                 self.last_stop = "converged"
                 break

@@ -191,7 +191,8 @@ class FrameSimulation:
     def warnings(self) -> list[str]:
         """What the bake and the panel say, one line each: the guard's, then the solver's (if any)."""
         line = self.convergence_warning()
-        return self._warnings.lines + ([line] if line else [])
+        notes = [note.format(frames=frame_ranges(frames)) for note, frames in self.drive.notes() if frames]
+        return self._warnings.lines + notes + ([line] if line else [])
 
     def solver_stats(self) -> dict[str, float | int | list[int]]:
         """Solver iterations per step over the simulated frames: mean, max, steps at the cap, unconverged frames."""

@@ -92,3 +92,6 @@ class PoseSpaceDrive:
 
     def forget_after(self, frame: int) -> None:
         pass  # nothing cached: the rig is read as asked
+
+    def notes(self) -> list[tuple[str, list[int]]]:
+        return []  # nothing this drive solves per frame stops short

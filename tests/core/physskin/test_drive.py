@@ -99,3 +99,23 @@ def test_the_ground_pushes_the_physics_skin_out_and_the_jiggle_on_top_of_it(skin
     assert np.array_equal(sim.drive.positions(9), scrubbed)
     plain = FrameSimulation(skinned, SolverSettings(physics_skin=True), 1, 12, swing).drive.positions(9)
     assert plain[free, 2].min() < floor - 0.02 * sim.size  # without the ground the skin goes through it
+
+
+def test_a_bake_says_which_frames_the_physics_skin_stopped_short_on(skinned):
+    """Frames whose volume solve ran into its cap depend on it: the simulation's warnings name them, and
+    stay silent when every frame converged (the swing at the default cap).  One step allowed forces the cap
+    on every bent frame; the frame at rest converges at once and is not named."""
+    solver = SolverSettings(physics_skin=True, secondary_motion=False)
+    sim = FrameSimulation(skinned, solver, 0, 12, swing)
+    for f in range(13):
+        sim.offsets(f)
+    assert not any("physics skin" in w for w in sim.warnings)
+    short = FrameSimulation(skinned, solver, 0, 12, swing)
+    short.drive.physics.volume_steps = 1
+    short.drive.forget_after(-1)
+    for f in range(13):
+        short.offsets(f)
+    (line,) = [w for w in short.warnings if "physics skin" in w]
+    (note,) = short.drive.notes()
+    assert 0 not in note[1] and 12 in note[1]
+    assert "stopped short of converging at frames " in line and "cap of 1 steps" in line and "Young's Modulus" in line

@@ -1,3 +1,4 @@
+import itertools
 import time
 
 import numpy as np
@@ -289,7 +290,7 @@ def test_a_step_may_trade_inverted_tets_as_long_as_their_count_falls():
             break
     print("inverted tets after each step", counts)
     assert counts[0] > 100 and counts[-1] < 20
-    assert all(b <= a for a, b in zip(counts, counts[1:]))
+    assert all(b <= a for a, b in itertools.pairwise(counts))
 
 
 def test_the_line_search_energy_and_inversion_test_equal_their_references():

@@ -227,6 +227,9 @@ class LaggingRoot:
     def forget_after(self, frame):
         pass
 
+    def notes(self):
+        return []
+
 
 def kicked(f):
     """The swing, its whole rig kicked 0.4 m sideways between frames 3 and 5."""

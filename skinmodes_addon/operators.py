@@ -212,7 +212,14 @@ class SKINMODES_OT_bake(bpy.types.Operator):
 
     @reports_errors("bake")
     def invoke(self, context: bpy.types.Context, event: bpy.types.Event) -> set[str]:
-        self._job = self._make_job(context)
+        """From the UI: bake in slices from a timer (Esc cancels); without a window, the synchronous bake."""
+        if bpy.app.background or context.window is None:
+            return self.execute(context)
+        return self._start_modal(context, self._make_job(context))
+
+    def _start_modal(self, context: bpy.types.Context, job: BakeJob) -> set[str]:
+        """Run ``job`` from this operator's modal: progress bar, a timer for the slices, the handler, the status."""
+        self._job = job
         self._steps = self._job.steps()
         wm = context.window_manager
         wm.progress_begin(0, 100)
@@ -225,6 +232,18 @@ class SKINMODES_OT_bake(bpy.types.Operator):
         """Leave nothing behind, each step even if another fails: the timer, the progress bar, the status text."""
         timer, self._timer = self._timer, None
         end_modal_ui(context, timer)
+
+    def cancel(self, context: bpy.types.Context) -> None:
+        """Blender ends the modal (a file is loaded, the window closes): drop the bake as Esc does, quietly.
+
+        The job's cancel removes the .partial file and restores the frame and the muted outputs (a no-op
+        once committed); the previous bake is untouched.  The cleanup runs even if the cancel raises.
+        """
+        try:
+            if self._job is not None:
+                self._job.cancel()
+        finally:
+            self._finish(context)
 
     def modal(self, context: bpy.types.Context, event: bpy.types.Event) -> set[str]:
         job = self._job

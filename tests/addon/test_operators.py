@@ -226,3 +226,130 @@ def test_add_pose_takes_the_current_frame_and_refuses_the_rest_frame_and_repeats
     assert len(s.poses) == 1
     assert bpy.ops.skinmodes.remove_pose() == {"FINISHED"} and len(s.poses) == 0
     assert not bpy.ops.skinmodes.remove_pose.poll()
+
+
+@pytest.fixture
+def bake_modal(addon, creature, tmp_path, monkeypatch):
+    """Bake Secondary Motion's modal, started on the creature after a first bake; one frame per timer tick.
+
+    Background Blender gives no invoke a window to run a modal in, so a test operator made of the real
+    operator's methods starts it from ``execute`` through :meth:`_start_modal` (what ``invoke`` does in a
+    UI), with the recording context of tests/addon/session/test_modal.py.  Not a subclass of the real
+    operator (see ``start_real`` there).  The clock the slices are timed with advances 30 ms per read,
+    so each tick bakes exactly one frame.  At the end the file is reloaded (Blender ends a modal it still
+    holds), then the class goes.
+    """
+    import itertools
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    import bpy
+
+    from tests.addon.helpers import disk_fingerprint, full_fingerprint
+    from tests.addon.session.test_modal import UI, Recording
+
+    obj, _, scene = creature
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "shot.blend"))
+    assert bpy.ops.skinmodes.bake(output="PC2") == {"FINISHED"}  # the bake the user has: kept whatever happens
+    obj.skinmodes.damping_ratio = 0.6  # a different simulation: a finished re-bake would change the file
+    scene.frame_set(9)
+    cache = Path(bpy.path.abspath(obj.skinmodes.bake_file)).parent  # the point cache's and the model's files
+    assert ".pc2" in {p.suffix for p in cache.iterdir()}, sorted(cache.iterdir())
+    seen = SimpleNamespace(lines=[], ui=UI(bpy.context), obj=obj, cache=cache)
+    seen.disk, seen.scene = disk_fingerprint(cache), full_fingerprint(bpy, obj)
+    clock = itertools.count(0.0, 0.03)  # a tick reads it at its start, after a frame (30 ms) and past its 50 ms
+    monkeypatch.setattr(addon.operators, "time", SimpleNamespace(perf_counter=lambda: next(clock)))
+
+    base = addon.operators.SKINMODES_OT_bake
+
+    def execute(self, context):
+        seen.op = Recording(self, seen.lines)
+        return self._start_modal(seen.ui, self._make_job(context))
+
+    wanted = ("_make_job", "_start_modal", "modal", "cancel", "_finish", "_job", "_steps", "_timer")
+    methods = {k: v for k, v in vars(base).items() if k in wanted}
+    output = bpy.props.EnumProperty(items=[("SETTINGS", "From Settings", ""), ("PC2", "Point Cache", "")])
+    members = {**methods, "bl_idname": "skinmodes.test_bake", "bl_label": base.bl_label, "execute": execute}
+    cls = type("SKINMODES_OT_test_bake", (bpy.types.Operator,), {**members, "__annotations__": {"output": output}})
+    bpy.utils.register_class(cls)
+    try:
+        assert bpy.ops.skinmodes.test_bake(output="PC2") == {"RUNNING_MODAL"}
+        seen.job = seen.op._job
+        yield seen
+    finally:
+        seen.job.cancel()
+        bpy.ops.wm.read_homefile(use_empty=True, use_factory_startup=True)
+        bpy.utils.unregister_class(cls)
+
+
+def bake_ticks(bake, n):
+    """``n`` timer ticks of the bake's modal, one frame each: a .partial file is being written."""
+    from tests.addon.session.test_modal import event
+
+    for _ in range(n):
+        assert bake.op.modal(bake.ui, event("TIMER")) == {"RUNNING_MODAL"}
+    assert bake.job.frames_done == n < bake.job.total
+    assert any(p.name.endswith(".partial") for p in bake.cache.rglob("*")), sorted(bake.cache.rglob("*"))
+
+
+def left_as_before(bpy, bake):
+    """The scene and the cache folder as before the bake started: the .partial file gone, the old bake kept."""
+    from tests.addon.helpers import differences, disk_fingerprint, full_fingerprint
+
+    assert disk_fingerprint(bake.cache) == bake.disk
+    assert full_fingerprint(bpy, bake.obj) == bake.scene, differences(bake.scene, full_fingerprint(bpy, bake.obj))
+
+
+def test_blenders_cancel_of_the_bake_drops_it_and_cleans_up(addon, bake_modal):
+    import bpy
+
+    bake_ticks(bake_modal, 2)
+    bake_modal.op.cancel(bake_modal.ui)
+    left_as_before(bpy, bake_modal)
+    assert bake_modal.ui.cleaned_up() and bake_modal.op._timer is None
+    assert bake_modal.lines == []  # quiet: Blender ended it, no one pressed Esc
+
+
+def test_loading_a_file_during_the_bake_removes_its_partial_file(addon, bake_modal):
+    """Not called by the test: loading a file makes Blender end the modal it holds, through cancel()."""
+    import bpy
+
+    from tests.addon.helpers import disk_fingerprint
+
+    bake_ticks(bake_modal, 1)
+    bpy.ops.wm.read_homefile(use_empty=True, use_factory_startup=True)
+    assert disk_fingerprint(bake_modal.cache) == bake_modal.disk
+
+
+def test_escape_in_the_middle_of_the_bake_changes_nothing(addon, bake_modal):
+    import bpy
+
+    from tests.addon.session.test_modal import event
+
+    bake_ticks(bake_modal, 2)
+    assert bake_modal.op.modal(bake_modal.ui, event("ESC")) == {"CANCELLED"}
+    left_as_before(bpy, bake_modal)
+    assert bake_modal.ui.cleaned_up() and bake_modal.op._timer is None
+    assert bake_modal.lines == [("WARNING", "bake cancelled; nothing was changed")]
+
+
+def test_bake_invoked_without_a_window_bakes_at_once(addon, creature, tmp_path):
+    """Background Blender (the command line, a farm) has no window to run a modal in: invoke runs execute.
+
+    bpy.ops never calls invoke in background Blender, so the real invoke is called here on a stand-in
+    operator whose execute is the real bake's, run through bpy.ops.
+    """
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    import bpy
+
+    from tests.addon.session.test_modal import event
+
+    obj = creature[0]
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "shot.blend"))
+    ran = []
+    stand_in = SimpleNamespace(execute=lambda context: ran.append(bpy.ops.skinmodes.bake(output="PC2")) or ran[-1])
+    assert addon.operators.SKINMODES_OT_bake.invoke(stand_in, bpy.context, event("LEFTMOUSE")) == {"FINISHED"}
+    assert ran == [{"FINISHED"}]
+    assert obj.skinmodes.bake_kind == "PC2" and Path(bpy.path.abspath(obj.skinmodes.bake_file)).is_file()

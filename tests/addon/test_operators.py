@@ -255,7 +255,7 @@ def bake_modal(addon, creature, tmp_path, monkeypatch):
     scene.frame_set(9)
     cache = Path(bpy.path.abspath(obj.skinmodes.bake_file)).parent  # the point cache's and the model's files
     assert ".pc2" in {p.suffix for p in cache.iterdir()}, sorted(cache.iterdir())
-    seen = SimpleNamespace(lines=[], ui=UI(bpy.context), obj=obj, cache=cache)
+    seen = SimpleNamespace(lines=[], ui=UI(bpy.context), obj=obj, cache=cache, job=None)
     seen.disk, seen.scene = disk_fingerprint(cache), full_fingerprint(bpy, obj)
     clock = itertools.count(0.0, 0.03)  # a tick reads it at its start, after a frame (30 ms) and past its 50 ms
     monkeypatch.setattr(addon.operators, "time", SimpleNamespace(perf_counter=lambda: next(clock)))
@@ -277,7 +277,8 @@ def bake_modal(addon, creature, tmp_path, monkeypatch):
         seen.job = seen.op._job
         yield seen
     finally:
-        seen.job.cancel()
+        if seen.job is not None:
+            seen.job.cancel()  # a no-op once the test (or Blender, on a file load) cancelled it
         bpy.ops.wm.read_homefile(use_empty=True, use_factory_startup=True)
         bpy.utils.unregister_class(cls)
 

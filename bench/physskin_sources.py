@@ -244,9 +244,11 @@ def sources_report_lines(p: dict[str, Any], table: Callable[[list[str], list[lis
         f"rounds of hat, smooth, bones and back ({rows[0]['rounds']} rounds).  *Smooth*: w₁ = (1 + tanh((x − 2) / "
         f"{SMOOTH_WIDTH:g})) / 2, no vertex bound to one bone alone; *bones*: From Bones Only, no weights, the "
         "seed's soft pins along the bones.  Volume steps: mean and most per frame (the cap is "
-        f"{rows[0]['step_cap']}), and the share of frames whose volume solve converged (a step moved the "
-        "flesh by less than 1e-3 of the size), stalled (no step length lowered the energy without a new "
-        "inversion) or ran into the cap (its answer depends on the cap).",
+        f"{rows[0]['step_cap']}), and the share of frames whose volume solve converged (a full step would "
+        "move the flesh by less than 1e-3 of the size, or the last two steps' ratio predicts less than a "
+        "quarter of that still to go), stalled (no step length lowered the energy without raising the "
+        "count of inverted tets) or ran into the cap (its answer depends on the cap; a bake names such "
+        "frames).",
         "",
     ]
     L += table(

@@ -16,6 +16,7 @@ from ..contact.surface import ContactSettings
 from ..dynamics.drive import RigDrive, remember_near
 from ..dynamics.reconstruct import Reconstructor
 from ..dynamics.simulator import SimState, SimulationSettings, StepReport
+from ..errors import SimulationError
 from ..geometry.embedding import Embedding
 from ..subspace.reduced import ReducedModel
 from .rig import PhysicsRig, render_correction
@@ -60,7 +61,13 @@ class PhysicsSkinDrive(RigDrive):
         """Physics-skinned tet positions (n, 3) at an integer ``frame``."""
         x = self._positions.get(frame)
         if x is None:
-            x = self.physics.positions(self.rig(frame), None if self.obstacles is None else self.obstacles(frame))
+            try:
+                x = self.physics.positions(self.rig(frame), None if self.obstacles is None else self.obstacles(frame))
+            except ArithmeticError as exc:  # the solve's iterations found no answer: a shape far from any
+                raise SimulationError(
+                    f"the physics skin found no shape at frame {frame} ({exc}): the flesh is far too soft "
+                    "for the pose or its own weight; raise Young's Modulus or Pin Depth, or turn Gravity off"
+                ) from exc
             if self.physics.skin.last_stop == "cap":
                 self._short.add(frame)
             remember_near(self._positions, frame, x)  # a step needs two frames, a bake one more

@@ -119,3 +119,19 @@ def test_a_bake_says_which_frames_the_physics_skin_stopped_short_on(skinned):
     (note,) = short.drive.notes()
     assert 0 not in note[1] and 12 in note[1]
     assert "stopped short of converging at frames " in line and "cap of 1 steps" in line and "Young's Modulus" in line
+
+
+def test_a_solve_that_finds_no_shape_fails_the_frame_in_one_line(skinned, monkeypatch):
+    """Where the physics skin's iterations find no answer (a material far too soft for the pose or its
+    weight makes the system too ill-conditioned; here forced by allowing one iteration), the frame raises
+    a SimulationError whose one line says which frame and what to change, not a bare ArithmeticError."""
+    import core.physskin.solve as solve
+    from core.errors import SimulationError
+
+    sim = FrameSimulation(skinned, SolverSettings(physics_skin=True, secondary_motion=False), 0, 12, swing)
+    monkeypatch.setattr(solve, "MAX_ITERATIONS", 1)
+    with pytest.raises(SimulationError) as caught:
+        sim.drive.positions(12)
+    line = str(caught.value)
+    assert "\n" not in line and "frame 12" in line and "Young's Modulus" in line
+    assert isinstance(caught.value.__cause__, ArithmeticError)

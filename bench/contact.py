@@ -7,8 +7,9 @@ underside so that exactly k samples start below it: the rig wins there, and
 gravity presses each of them (the contact holds them).  Every variant is the
 same simulator with contact on, against the same without contact ("off"),
 in palindromic rounds, so the ratios are paired.  Reported per variant: ms
-per step, the ratio to "off", the rows the step was given (every sample
-within the search margin, pressed or not) and the pressed ones.
+per step, the ratio to "off", the normal rows the step's system was given
+(the samples pressed or near), those held back (the others within the
+search margin, core/contact/held.py) and the pressed ones.
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ def _step_times(q: bool) -> dict:
     sims, info = _variants(q)
     p = rest_parameters(3)
     rows: dict[str, list[int]] = {k: [] for k in sims}
+    held: dict[str, list[int]] = {k: [] for k in sims}
     pressed: dict[str, list[int]] = {k: [] for k in sims}
 
     def block(name):
@@ -88,6 +90,7 @@ def _step_times(q: bool) -> dict:
                 found = sim.contact.rows(sim.contact.rig_positions(p), state.z.T, state.z_prev.T, obstacles)
                 n = 0 if found is None else int(found.one_sided.sum())
                 rows[name].append(n)
+                held[name].append(0 if found is None or found.held is None else len(found.held))
                 pressed[name].append(0 if found is None else int((found.forces(state.z.T) > 0).sum()))
             return elapsed
 
@@ -103,6 +106,7 @@ def _step_times(q: bool) -> dict:
         "ms_range": {k: [1e3 * times[k].min, 1e3 * times[k].max] for k in times},
         "ratio_over_off": {k: paired_ratio(paired, k, "off") for k in times if k != "off"},
         "rows": {k: max(v) for k, v in rows.items() if v},
+        "held": {k: max(v) for k, v in held.items() if v},
         "pressed": {k: max(v) for k, v in pressed.items() if v},
     }
 
@@ -137,11 +141,13 @@ def report_lines(p: dict) -> list[str]:
         f"What the ground costs a step: a slab of {s['vertices']:,} vertices ({s['samples']:,} surface samples), "
         f"m = {s['m']}, r = {s['r']}, ARAP, gravity on, the rig still; a tilted ground cuts k samples.  "
         f"{s['steps']} steps per block, {s['rounds']} palindromic rounds against the same solver without contact "
-        "(paired ratios).  Rows: samples within the search margin (each gets a row, pressed or not); "
-        "pressed: those the contact pushes at the last step.",
+        "(paired ratios).  Rows: the normal rows the step's system is given (samples pressed, or within "
+        "twice the last step's motion of their plane or 0.1 % of the size); held: the other samples within "
+        "the search margin, held back while a bound shows no iterate presses them (core/contact/held.py); "
+        "pressed: those the contact pushes; all at the last step.",
         "",
-        "| variant | ms per step (min–max) | ratio to no contact, paired (IQR) | rows | pressed |",
-        "|---|---|---|---|---|",
+        "| variant | ms per step (min–max) | ratio to no contact, paired (IQR) | rows | held | pressed |",
+        "|---|---|---|---|---|---|",
     ]
     for k, v in s["ms_per_step"].items():
         lo, hi = s["ms_range"][k]
@@ -149,7 +155,8 @@ def report_lines(p: dict) -> list[str]:
         rr = "1" if r is None else f"{r['median']:.2f} ({r['q1']:.2f}–{r['q3']:.2f})"
         name = "no contact" if k == "off" else f"{k} cut"
         L.append(
-            f"| {name} | {v:.3g} ({lo:.3g}–{hi:.3g}) | {rr} | {s['rows'].get(k, '–')} | {s['pressed'].get(k, '–')} |"
+            f"| {name} | {v:.3g} ({lo:.3g}–{hi:.3g}) | {rr} | {s['rows'].get(k, '–')} | "
+            f"{s.get('held', {}).get(k, '–')} | {s['pressed'].get(k, '–')} |"
         )
     return [*L, "", *picture_lines(p.get("picture")), *contact_arm.report_lines((p.get("picture") or {}).get("arm"))]
 

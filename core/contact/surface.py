@@ -30,6 +30,7 @@ from ..model.rig import lbs_basis, rig_matrix
 from ..subspace.reduced import ReducedModel
 from .colliders import Ground, MeshCollider, obstacle_planes
 from .ground import sample_vertices
+from .held import HeldRows
 from .pairs import BodyPairs
 from .penalty import ContactRows, concatenate, stacked_rows
 
@@ -41,6 +42,10 @@ RELINEARISE = 1e-3
 # A rig sample less deep than this share of the size in an obstacle rests on its face (round-off).
 ROUNDOFF = 1e-9
 PASSES = 3
+# A step's system gets the rows of the samples within REACH times the last step's motion of their plane, or
+# within HOLD of the size; the others are held back (core/contact/held.py).
+REACH = 2.0
+HOLD = 1e-3
 
 
 @dataclass(frozen=True)
@@ -77,17 +82,20 @@ class SurfaceContact:
         self.h = float(h)
         self.size = character_size(model.X)
         self.Y = model.basis(model.weights[self.samples], model.X[self.samples])  # (k, q)
+        self.Y_norm = np.linalg.norm(self.Y, axis=1)  # (k,): how far a unit change of z moves each sample, at most
         W = model.rig_weights
         self.lbs = None if W is None else lbs_basis(W[self.samples], model.X[self.samples])  # (k, 4b)
         mass = float(model.masses.sum()) / len(self.samples)
         self.k = self.settings.stiffness * mass / (self.h * self.h)
         self.pairs = BodyPairs(model, self.k) if self.settings.self_contact else None
+        self._last_motion: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # (Y, z, u(z)) of ``rows``
 
     def rebased(self, Y: np.ndarray, pairs_Y: np.ndarray | None = None) -> SurfaceContact:
         """This contact on another subspace of the same mesh (a pose-space blend): the samples' basis rows Y
         (k, q) and the body pairs' (v, q) replaced; samples, stiffness and the rig's rows stay."""
         new = copy.copy(self)
         new.Y = Y
+        new.Y_norm = np.linalg.norm(Y, axis=1)
         if self.pairs is not None and pairs_Y is not None:
             new.pairs = copy.copy(self.pairs)
             new.pairs.Y = pairs_Y
@@ -119,32 +127,78 @@ class SurfaceContact:
         assert self.lbs is not None and p is not None
         return self.lbs @ rig_matrix(p)
 
-    def normal_rows(
-        self, x_rig: np.ndarray, at: np.ndarray, obstacles: list[Ground | MeshCollider], margin: float
-    ) -> tuple[ContactRows, np.ndarray, np.ndarray] | None:
-        """(the one-sided rows, their samples (a,), normals (a, 3)) of the obstacles linearised at
-        x_rig + u(at), at (3, q); None: no obstacle within ``margin`` (m)."""
+    def _planes(
+        self, x_rig: np.ndarray, u: np.ndarray, obstacles: list[Ground | MeshCollider], margin: float
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """(samples (a,), normals (a, 3), targets b (a,)) of the normal rows of the obstacles linearised at
+        x_rig + u, u (k, 3) the samples' secondary motion; None: no obstacle within ``margin`` (m)."""
         on_face = ROUNDOFF * self.size
-        planes, rig_inside = obstacle_planes(obstacles, x_rig + self.Y @ at.T, margin, x_rig, on_face)
+        planes, rig_inside = obstacle_planes(obstacles, x_rig + u, margin, x_rig, on_face)
         if len(planes.index) == 0:
             return None
-        i, n = planes.index, planes.normal
         b = planes.depth(x_rig)
         b[rig_inside] = np.minimum(b[rig_inside], 0.0)  # the rig wins where it is inside (module doc of penalty)
-        rows = ContactRows(stacked_rows(self.Y, i, n), b, np.full(len(i), self.k), np.ones(len(i), dtype=bool))
-        return rows, i, n
+        return planes.index, planes.normal, b
 
-    def violated(self, x_rig: np.ndarray, Z: np.ndarray, obstacles: list[Ground | MeshCollider]) -> ContactRows | None:
+    def violated(
+        self, x_rig: np.ndarray, Z: np.ndarray, obstacles: list[Ground | MeshCollider], z: np.ndarray | None = None
+    ) -> ContactRows | None:
         """Rows for the planes at a step's solution Z (3, q) that it violates by more than RELINEARISE of the
-        size (a sample that crossed onto another face of a collider during the step); None: none."""
-        found = self.normal_rows(x_rig, Z, obstacles, 0.0)
+        size (a sample that crossed onto another face of a collider during the step); None: none.
+
+        z: the step's start (3, q).  When ``rows`` was just asked at it, a ground is asked only about the
+        samples that the step's motion |Z - z| could have taken that deep (the bound of
+        :mod:`core.contact.held`), not about every sample; the rows found are the same.
+        """
+        u_now = self._motion_at(z)
+        parts = []
+        for o in obstacles:
+            ids = None
+            if isinstance(o, Ground) and u_now is not None and z is not None:
+                ids = self._sinkable(o, x_rig, Z, u_now, float(np.linalg.norm(Z - z)))
+            found = self._deep_rows(x_rig, Z, o, ids)
+            if found is not None:
+                parts.append(found)
+        return None if not parts else parts[0] if len(parts) == 1 else concatenate(parts)
+
+    def _deep_rows(
+        self, x_rig: np.ndarray, Z: np.ndarray, obstacle: Ground | MeshCollider, ids: np.ndarray | None
+    ) -> ContactRows | None:
+        """``violated``'s rows for one obstacle, among the samples ``ids`` (default: all)."""
+        if ids is None:
+            found = self._planes(x_rig, self.Y @ Z.T, [obstacle], 0.0)
+        else:
+            found = None if len(ids) == 0 else self._planes(x_rig[ids], self.Y[ids] @ Z.T, [obstacle], 0.0)
         if found is None:
             return None
-        rows = found[0]
-        deep = rows.b - rows.J @ Z.ravel() > RELINEARISE * self.size
+        i, n, b = found
+        i = i if ids is None else ids[i]
+        J = stacked_rows(self.Y, i, n)
+        deep = b - J @ Z.ravel() > RELINEARISE * self.size
         if not deep.any():
             return None
-        return ContactRows(rows.J[deep], rows.b[deep], rows.w[deep], rows.one_sided[deep])
+        return ContactRows(J[deep], b[deep], np.full(int(deep.sum()), self.k), np.ones(int(deep.sum()), dtype=bool))
+
+    def _sinkable(
+        self, ground: Ground, x_rig: np.ndarray, Z: np.ndarray, u_now: np.ndarray, distance: float
+    ) -> np.ndarray:
+        """The samples (s,) whose row can be deeper than RELINEARISE of the size at Z (3, q), ahead of
+        round-off: first those that a step moving z by ``distance`` (Frobenius) from where their secondary
+        motion is u_now (k, 3) can have taken that deep (a loose bound), then those measured so at Z.  A
+        row's target is at most the rig's depth, and at most ROUNDOFF of the size (the rig wins)."""
+        n = np.asarray(ground.normal, dtype=np.float64)
+        n = n / np.linalg.norm(n)
+        b = np.minimum(ground.height - x_rig @ n, ROUNDOFF * self.size)
+        deep = RELINEARISE * self.size * (1.0 - 1e-6) - 1e-9 * self.size  # round-off of both sides
+        ids = np.flatnonzero(b - u_now @ n + distance * self.Y_norm * (1.0 + 1e-6) > deep)
+        return ids[b[ids] - (self.Y[ids] @ Z.T) @ n > deep]
+
+    def _motion_at(self, z: np.ndarray | None) -> np.ndarray | None:
+        """The samples' secondary motion u (k, 3) at z (3, q) if ``rows`` last computed it there, else None."""
+        last = self._last_motion
+        if z is None or last is None or last[0] is not self.Y or not np.array_equal(last[1], z):
+            return None
+        return last[2]
 
     def rows(
         self, x_rig: np.ndarray, z: np.ndarray, z_prev: np.ndarray, obstacles: list[Ground | MeshCollider]
@@ -153,21 +207,31 @@ class SurfaceContact:
 
         z, z_prev: the state now and one step before (3, q).  The obstacles are
         linearised at x_rig + u(z): where the flesh would be if it held still.
+        Only the rows of samples pressed or near (within REACH times the last
+        step's motion, or HOLD of the size) enter the step's system; the
+        others are held back until an iterate might press them
+        (:mod:`core.contact.held`).
         """
-        found = self.normal_rows(x_rig, z, obstacles, self.settings.margin * self.size)
+        u_now = self.Y @ z.T  # (k, 3)
+        self._last_motion = (self.Y, np.array(z), u_now)  # for ``violated`` at the step's end
+        found = self._planes(x_rig, u_now, obstacles, self.settings.margin * self.size)
         if found is None:
             return None
-        normal, i, n = found
+        i, n, b = found
+        slack = np.einsum("ij,ij->i", n, u_now[i]) - b
+        band = np.maximum(REACH * float(np.linalg.norm(z - z_prev)) * self.Y_norm[i], HOLD * self.size)
+        enter, held = HeldRows.split(self.Y, self.Y_norm, i, n, b, self.k, z, slack, band)
+        i, n, b = i[enter], n[enter], b[enter]
+        normal = ContactRows(stacked_rows(self.Y, i, n), b, np.full(len(i), self.k), np.ones(len(i), dtype=bool), held)
         mu = self.settings.friction
         press = normal.forces(z)
         on = press > 0.0
         if mu <= 0.0 or not on.any():
             return normal
-        u_now = self.Y @ z.T  # (k, 3)
         i, n, press = i[on], n[on], press[on]
         T = _tangents(n).reshape(-1, 3)  # (2a, 3): two tangents per pressed sample
         i2 = np.repeat(i, 2)
-        slide = np.einsum("ij,ij->i", T, (u_now - self.Y @ z_prev.T)[i2]).reshape(-1, 2)
+        slide = np.einsum("ij,ij->i", T, u_now[i2] - self.Y[i2] @ z_prev.T).reshape(-1, 2)
         # The drag c/h with c = mu f_n / speed and speed = slide / h: mu f_n / slide (N/m), slide >= the grip's.
         w = np.repeat(mu * press / np.maximum(np.linalg.norm(slide, axis=1), self.settings.stick * self.size), 2)
         b_t = np.einsum("ij,ij->i", T, u_now[i2])

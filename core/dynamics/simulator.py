@@ -621,7 +621,7 @@ class Simulator:
         x_s = self.contact.rig_positions(p, x_rig)
         solve = self._solve_arap if self.arap else self._solve_corotational
         for _ in range(PASSES):
-            extra = self.contact.violated(x_s, Z, obstacles)
+            extra = self.contact.violated(x_s, Z, obstacles, t.z)
             if extra is None:
                 break
             t = replace(t, contact=extra if t.contact is None else concatenate([t.contact, extra]))

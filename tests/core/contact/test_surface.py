@@ -163,3 +163,52 @@ def test_friction_holds_a_pressed_slide():
         under = scene.mesh.X[:, 2] < -WIDTH / 2 + 1e-9
         slides.append(np.abs((xs[-1] - rigs[-1])[under, 0]).max())
     assert slides[1] < 0.5 * slides[0]
+
+
+def test_held_rows_leave_the_motion_as_it_was(scene_model, monkeypatch):
+    """A dropped bar with the far samples' rows held back (core/contact/held.py; held even one step's
+    motion ahead, so that they join within steps) and with every row given (nothing held): the same
+    motion to round-off, 1e-9 of the largest displacement (sums over fewer rows, in another order,
+    through 60 nonlinear steps)."""
+    from core.contact import surface
+
+    scene, model = scene_model
+    ground = Ground(height=-WIDTH / 2)
+    out, held = [], []
+    for hold, reach in ((surface.HOLD, 0.0), (1e9, surface.REACH)):  # no reach ahead: held rows must join mid-step
+        monkeypatch.setattr(surface, "HOLD", hold)
+        monkeypatch.setattr(surface, "REACH", reach)
+        sim = simulator(model, gravity=(0.0, 0.0, -9.81), damping=2.0)
+        xs, _ = roll(sim, scene, falling, lambda t: [ground], 60)
+        out.append(np.array(xs))
+        state, most = sim.initial_state(falling(0.0)), 0
+        for k in range(1, 40):  # the most rows held at a step, as the bar lands
+            x_s = sim.contact.rig_positions(falling(k * H))
+            found = sim.contact.rows(x_s, state.z.T, state.z_prev.T, [ground])
+            most = max(most, 0 if found is None or found.held is None else len(found.held))
+            state, _ = sim.step(state, falling(k * H), obstacles=[ground])
+        held.append(most)
+    assert held[0] > 0 and held[1] == 0  # rows were held, then none
+    scale = np.abs(out[1] - out[1][:1]).max()
+    assert np.abs(out[0] - out[1]).max() <= 1e-9 * scale
+
+
+def test_a_ground_is_asked_only_about_the_samples_that_can_sink(scene_model):
+    """``violated`` after ``rows`` at the step's start checks a ground only at the samples its motion can have
+    sunk (a bound): the rows found are exactly those of checking every sample."""
+    _, model = scene_model
+    contact = SurfaceContact(model, H)
+    x_rig = contact.rig_positions(translated(0.0))
+    ground = [Ground(height=-WIDTH / 2 + 0.01, normal=(0.1, 0.0, 1.0))]
+    rng = np.random.default_rng(5)
+    z = 0.01 * rng.standard_normal((3, contact.Y.shape[1]))
+    contact.rows(x_rig, z, z, ground)
+    found = 0
+    for scale in (1e-3, 0.03, 0.3, 1.0):
+        Z = z + scale * rng.standard_normal(z.shape)
+        fast, every = contact.violated(x_rig, Z, ground, z), contact.violated(x_rig, Z, ground)
+        assert (fast is None) == (every is None)
+        if every is not None:
+            found += 1
+            assert np.array_equal(fast.J, every.J) and np.array_equal(fast.b, every.b)
+    assert found >= 2

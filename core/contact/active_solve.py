@@ -46,7 +46,9 @@ class ActiveSolve:
             self.c = s * rows.b[on]
             # Hb^-1 K^T, as rows (a, 3q): each row's three q-blocks solved with H.
             self.HK = sla.cho_solve(sla.cho_factor(H), self.K.reshape(-1, q).T).T.reshape(a, -1)
-            self.S = sla.cho_factor(np.eye(a) + self.K @ self.HK.T)
+            # (I + K Hb^-1 K^T)^-1 folded into Hb^-1 K^T once per set: each solve is then two small products.
+            S = sla.cho_factor(np.eye(a) + self.K @ self.HK.T)
+            self.M = sla.cho_solve(S, self.HK).T  # (3q, a)
         else:
             A = rows.hessian_of(on).copy()
             for i in range(3):  # I3 (x) H: three diagonal blocks
@@ -59,6 +61,5 @@ class ActiveSolve:
         if self.empty:
             return z0.ravel().copy()
         if self.low_rank:
-            lam = sla.cho_solve(self.S, self.c - self.K @ z0.ravel(), check_finite=False)
-            return z0.ravel() + self.HK.T @ lam
+            return z0.ravel() + self.M @ (self.c - self.K @ z0.ravel())
         return sla.cho_solve(self.full, (z0 @ self.H).ravel() + self.rhs, check_finite=False)

@@ -72,7 +72,8 @@ class HeldRows:
 
     def clear(self, z: np.ndarray) -> bool:
         """Whether no held row can be pressed at z (3, q): z lies within reach of the centre."""
-        return float(np.linalg.norm(z - self.centre)) < self.reach
+        d = z - self.centre
+        return float(np.vdot(d, d)) < self.reach * self.reach  # asked at every iterate: no square root
 
     def take(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """The rows (J (e, 3q), b (e,), w (e,)) that leave the hold at z (3, q): pressed there, or nearer than

@@ -73,7 +73,7 @@ class ContactRows:
         """J z (a,) at z (3, q), after admitting the held rows that z might press (so read J, b, w after
         this); the last one is kept (an iteration asks for it several times)."""
         flat = np.ascontiguousarray(z).ravel()
-        if self._last and np.array_equal(self._last[0][0], flat):
+        if self._last and (self._last[0][0] == flat).all():  # same shape: one z layout per set
             return self._last[0][1]
         self._admit(flat.reshape(z.shape))
         out = self.J @ flat
@@ -178,6 +178,8 @@ class ContactRows:
     def _acts(self, z0: np.ndarray) -> bool:
         """Whether any row acts at z0 (3, q).  The free step z0 may lie far from the step's iterates, so the
         held rows are asked about it only when no row given acts there."""
+        if (~self.one_sided).any():  # friction rows always act
+            return True
         if self.held is None:
             return bool(self.active(z0).any())
         v = self.J @ z0.ravel()

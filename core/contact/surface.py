@@ -133,6 +133,9 @@ class SurfaceContact:
         """(samples (a,), normals (a, 3), targets b (a,)) of the normal rows of the obstacles linearised at
         x_rig + u, u (k, 3) the samples' secondary motion; None: no obstacle within ``margin`` (m)."""
         on_face = ROUNDOFF * self.size
+        grounds = [o for o in obstacles if isinstance(o, Ground)]
+        if len(grounds) == len(obstacles):
+            return _ground_planes(grounds, x_rig, x_rig + u, margin, on_face)
         planes, rig_inside = obstacle_planes(obstacles, x_rig + u, margin, x_rig, on_face)
         if len(planes.index) == 0:
             return None
@@ -237,6 +240,30 @@ class SurfaceContact:
         b_t = np.einsum("ij,ij->i", T, u_now[i2])
         friction = ContactRows(stacked_rows(self.Y, i2, T), b_t, w, np.zeros(len(i2), dtype=bool))
         return concatenate([normal, friction])
+
+
+def _ground_planes(
+    grounds: list[Ground], x_rig: np.ndarray, points: np.ndarray, margin: float, on_face: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """``SurfaceContact._planes`` for grounds alone, the same arrays in fewer operations (a step's fixed
+    cost): for each ground, the samples whose points (k, 3) lie within ``margin`` of it, its normal, and
+    the targets b, the rig's depth x_rig (k, 3), 0 where the rig is deeper than ``on_face`` (the rig wins)."""
+    index, normal, target = [], [], []
+    for g in grounds:
+        n = np.asarray(g.normal, dtype=np.float64)
+        n = n / np.linalg.norm(n)
+        near = np.flatnonzero(points @ n - g.height < margin)
+        N = np.tile(n, (len(near), 1))
+        b = float(g.height) - np.einsum("ij,ij->i", N, x_rig[near])
+        b[b > on_face] = 0.0
+        index.append(near)
+        normal.append(N)
+        target.append(b)
+    if sum(len(i) for i in index) == 0:
+        return None
+    if len(grounds) == 1:
+        return index[0], normal[0], target[0]
+    return np.concatenate(index), np.concatenate(normal), np.concatenate(target)
 
 
 def _tangents(n: np.ndarray) -> np.ndarray:

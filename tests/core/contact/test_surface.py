@@ -212,3 +212,24 @@ def test_a_ground_is_asked_only_about_the_samples_that_can_sink(scene_model):
             found += 1
             assert np.array_equal(fast.J, every.J) and np.array_equal(fast.b, every.b)
     assert found >= 2
+
+
+def test_a_grounds_planes_are_those_of_the_general_search(scene_model):
+    """The grounds' own path in ``SurfaceContact._planes`` gives the very arrays of the general one
+    (core/contact/colliders.py's obstacle_planes), the rig inside for some samples and not for others."""
+    from core.contact import colliders
+    from core.contact.surface import ROUNDOFF
+
+    _, model = scene_model
+    contact = SurfaceContact(model, H)
+    x_rig = contact.rig_positions(translated(0.0))
+    u = 0.05 * np.random.default_rng(2).standard_normal((len(x_rig), 3))
+    grounds = [Ground(height=-WIDTH / 2 + 0.05, normal=(0.1, 0.0, 1.0)), Ground(height=-0.9, normal=(1.0, 0.0, 0.0))]
+    for obstacles in (grounds[:1], grounds):
+        fast = contact._planes(x_rig, u, obstacles, 0.1)
+        planes, inside = colliders.obstacle_planes(obstacles, x_rig + u, 0.1, x_rig, ROUNDOFF * contact.size)
+        b = planes.depth(x_rig)
+        b[inside] = np.minimum(b[inside], 0.0)
+        assert inside.any() and not inside.all()
+        for got, want in zip(fast, (planes.index, planes.normal, b)):
+            assert np.array_equal(got, want)

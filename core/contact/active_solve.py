@@ -15,13 +15,22 @@ many (a > 2q) the whole factor is the cheaper, and is used.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 import scipy.linalg as sla
 
-if TYPE_CHECKING:
-    from .penalty import ContactRows
+
+class ContactRows(Protocol):
+    """What the solve reads of a set of contact rows (:class:`.penalty.ContactRows`, which builds this
+    solve: named here by what it offers, so the two modules do not import each other)."""
+
+    J: np.ndarray  # (a, 3q)
+    b: np.ndarray  # (a,)
+    w: np.ndarray  # (a,)
+
+    def hessian_of(self, on: np.ndarray) -> np.ndarray: ...
+
 
 # Up to this many active rows per column of H the low-rank solve is the cheaper (measured at q = 64, one
 # BLAS thread: setting up 0.13 ms against 0.22 ms for the whole factor at a = q, even at a = 2q, and each

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .penalty import stacked_rows
+from .sample_rows import stacked_rows
 
 # The bound is taken this much tighter than exact, so that the round-off of the slack never admits a
 # pressed row as held.

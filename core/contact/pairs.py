@@ -30,7 +30,8 @@ from ..geometry.size import character_size
 from ..geometry.tetmesh import boundary_faces
 from ..model.rig import lbs_basis, rig_matrix
 from ..subspace.reduced import ReducedModel
-from .penalty import ContactRows, stacked_rows
+from .penalty import ContactRows
+from .sample_rows import stacked_rows
 
 RADIUS = 0.05
 FACING = 0.6

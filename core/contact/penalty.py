@@ -186,11 +186,6 @@ class ContactRows:
         return bool((~self.one_sided | (v < self.b)).any()) or bool(self.active(z0).any())
 
 
-def stacked_rows(Y: np.ndarray, index: np.ndarray, directions: np.ndarray) -> np.ndarray:
-    """J (a, 3q): rows d_r (x) Y[index_r] for sample basis rows Y (k, q), index (a,), directions (a, 3)."""
-    return (directions[:, :, None] * Y[index][:, None, :]).reshape(len(index), 3 * Y.shape[1])
-
-
 def concatenate(parts: list[ContactRows]) -> ContactRows:
     """All rows of ``parts`` as one set; at most one part may hold rows back (the obstacles'), and its held
     rows go on being held in the set."""

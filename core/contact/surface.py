@@ -32,7 +32,8 @@ from .colliders import Ground, MeshCollider, obstacle_planes
 from .ground import sample_vertices
 from .held import HeldRows
 from .pairs import BodyPairs
-from .penalty import ContactRows, concatenate, stacked_rows
+from .penalty import ContactRows, concatenate
+from .sample_rows import stacked_rows
 
 MAX_SAMPLES = 2000
 STIFFNESS = 400.0

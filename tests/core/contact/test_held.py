@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from core.contact.held import HeldRows
-from core.contact.penalty import ContactRows, stacked_rows
+from core.contact.penalty import ContactRows
+from core.contact.sample_rows import stacked_rows
 
 
 def samples(seed=0, k=40, q=5):

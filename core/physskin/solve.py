@@ -621,14 +621,13 @@ class PhysicsSkin:
                 planes = contact.planes(x)
                 outside, load = self._outside(x, force, targets, contact, planes)
             self.last_steps += 1
-            # With contact a short step (a new inversion refused) is no sign of convergence: the planes
-            # taken afresh let the next step go further, and change between steps, so the steps' ratio
-            # predicts nothing there (the tail rule is for the elastic solve alone).
-            taken = move
-            if taken <= tolerance * size or (contact is None and _tail(taken, previous) <= TAIL * tolerance * size):
+            # Judged on the full step: one the line search had to shorten is no sign of convergence.  With
+            # contact the planes change between steps, so the steps' ratio predicts nothing there (the
+            # tail rule is for the elastic solve alone).
+            if move <= tolerance * size or (contact is None and _tail(move, previous) <= TAIL * tolerance * size):
                 self.last_stop = "converged"
                 break
-            previous = taken
+            previous = move
         return x
 
     def _arap(self, u: np.ndarray, rhs: np.ndarray) -> np.ndarray:

@@ -449,6 +449,33 @@ SETTINGS: tuple[Setting, ...] = (
         ),
     ),
     Setting(
+        "rigid_pieces",
+        "Rigid Pieces",
+        "Loose pieces bound to one bone: which follow their bone exactly, which jiggle",
+        "AUTO",
+        "subspace",
+        "character",
+        choices=_choices(
+            (
+                "AUTO",
+                "Automatic",
+                "Follow their bone on a hard-surface model (most of the mesh is such pieces: a robot of plates); "
+                "else they jiggle with the flesh (wings, fins, ears, a head of pieces)",
+            ),
+            ("ALL", "All", "Every loose piece bound to one bone follows it exactly (plates, helmets, buttons)"),
+            ("NONE", "None", "Every piece jiggles"),
+            ("GROUP", "Vertex Group", "The pieces in the Rigid Group follow their bone; the others jiggle"),
+        ),
+    ),
+    Setting(
+        "rigid_group",
+        "Rigid Group",
+        "Vertex group of the pieces that follow their bone exactly (Rigid Pieces: Vertex Group)",
+        "skinmodes_rigid",
+        "subspace",
+        "character",
+    ),
+    Setting(
         "subspace_method",
         "Subspace",
         "How an object without an armature moves its flesh (characters always use skinning eigenmodes)",

@@ -84,6 +84,11 @@ class Drive(Protocol[S]):
         """Secondary displacement (k, 3) of the render vertices in ``state`` at an integer ``frame``."""
         ...
 
+    def offset(self, state: S, frame: int, displacement: np.ndarray) -> np.ndarray:
+        """The part (k, 3) of the render vertices' ``displacement`` (:meth:`displacement`) that is an offset: what
+        the guard watches and the summary reports (a gait's travel is motion, not an offset)."""
+        ...
+
     def skin_correction(self, frame: int) -> np.ndarray | None:
         """How the drive's skin differs from linear blend skinning at the render vertices (k, 3), or None."""
         ...
@@ -169,6 +174,9 @@ class RigDrive:
 
     def displacement(self, state: SimState, frame: int) -> np.ndarray:
         return self.reconstructor.displacement(state.z)
+
+    def offset(self, state: SimState, frame: int, displacement: np.ndarray) -> np.ndarray:
+        return displacement
 
     def skin_correction(self, frame: int) -> np.ndarray | None:
         return None

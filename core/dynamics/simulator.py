@@ -104,7 +104,7 @@ from ..linalg.polar import rotation_rows
 from ..model.fem import scalar_laplacian
 from ..model.rig import lbs_basis, rig_matrix
 from ..settings import BY_NAME
-from ..subspace.reduced import ReducedModel, cluster_gradient_operator
+from ..subspace.reduced import ReducedModel, cluster_rows_operator
 
 ARMIJO = 1e-4
 MAX_BACKTRACKS = 30
@@ -157,6 +157,9 @@ class SimulationSettings:
     gravity: tuple[float, float, float] = (0.0, 0.0, 0.0)
     material: str = "auto"
     rest_state: str = str(BY_NAME["rest_state"].default).lower()
+    # kappa_f of the model's fiber clusters (core/model/fibers.py): their stiffness scale, which the Wobble
+    # does not animate; 0 leaves them out (as does the "rest" state, whose rig terms have no fiber part).
+    fiber_scale: float = 0.0
 
     def validated(self) -> SimulationSettings:
         if not (np.isfinite(self.time_step) and self.time_step > 0):
@@ -167,6 +170,8 @@ class SimulationSettings:
             raise SimulationError("tolerance and damping must be non-negative")
         if not (np.isfinite(self.stiffness_scale) and self.stiffness_scale > 0):
             raise SimulationError("the stiffness scale must be positive; check the wobble frequency")
+        if not (np.isfinite(self.fiber_scale) and self.fiber_scale >= 0):
+            raise SimulationError("the fiber stiffness scale must be zero or positive")
         if self.material not in MATERIAL_MODELS:
             raise SimulationError(f"unknown material model {self.material!r}; use 'arap' or 'corotational'")
         if self.rest_state not in REST_STATES:
@@ -227,12 +232,14 @@ class StepReport:
 class _System:
     """The prefactored global step for one stiffness scale kappa and damping c (1/s).
 
-    H = 2 kappa A_L + (1/h^2 + c/h) A_M (4m x 4m) is the quadratic part of the
-    step's potential; with the rotations fixed its minimiser is
-    Z = H^-1 (rhs + C_W^T W) for cluster forces W.  Transposed layout (module doc):
-    H_inv (4m x 4m); K_F (4m x 3r) = H^-1 C_W^T, columns in cluster order;
-    K_R = K_F diag(2 kappa mu_c), ARAP's whole global step; mu2 (r,) = 2 kappa mu_c;
-    lam (r,) = kappa lam_c; ch = c / h.
+    H = 2 A_k + (1/h^2 + c/h) A_M (4m x 4m) is the quadratic part of the
+    step's potential, A_k = kappa A_L + kappa_f A_F the elastic one (the fiber clusters'
+    A_F at their own scale kappa_f, :class:`SimulationSettings`); with the rotations fixed
+    its minimiser is Z = H^-1 (rhs + C_W^T W) for cluster forces W.  Transposed layout
+    (module doc): H_inv (4m x 4m); K_F (4m x 3r) = H^-1 C_W^T, columns in cluster order;
+    K_R = K_F diag(2 kappa_c mu_c), ARAP's whole global step; mu2 (r,) = 2 kappa_c mu_c
+    with kappa_c = kappa for the plain clusters and kappa_f for the fiber clusters;
+    lam (r,) = kappa_c lam_c; ch = c / h.
     """
 
     kappa: float
@@ -244,21 +251,32 @@ class _System:
     K_R: np.ndarray
     mu2: np.ndarray
     lam: np.ndarray
+    A_k: np.ndarray
+    fiber_scale: float = 0.0
 
 
 @dataclass(frozen=True)
 class _Reference:
     """Where the flesh rests on one rig pose (see ``_elastic_reference``).
 
-    Psi(Z) = Z.A_L Z + lin.Z + e0 - 2 mu.a + lam/2 (s - s_ref)^2 with lin (3 x 4m),
-    reference traces s_ref (r,) and the rig's cluster stretches S (9, r)
-    (None: the identity, the "rest" energy).
+    Psi(Z) = Z.A_k Z + lin_k.Z + e0_k - 2 kappa_c mu.a + lam/2 (s - s_ref)^2 with
+    lin_k = kappa lin + kappa_f lin_f (3 x 4m), e0_k likewise (the plain clusters' and
+    the fiber clusters' parts), reference traces s_ref (r,) and the rig's cluster
+    stretches S (9, r) (None: the identity, the "rest" energy).
     """
 
     lin: np.ndarray
     e0: float
     s_ref: np.ndarray
     S: np.ndarray | None
+    lin_f: np.ndarray | None = None
+    e0_f: float = 0.0
+
+    def scaled(self, sys: _System) -> tuple[np.ndarray, float]:
+        """(lin_k, e0_k) at the system's stiffness scales."""
+        if self.lin_f is None or not sys.fiber_scale:
+            return sys.kappa * self.lin, sys.kappa * self.e0
+        return sys.kappa * self.lin + sys.fiber_scale * self.lin_f, sys.kappa * self.e0 + sys.fiber_scale * self.e0_f
 
 
 @dataclass(frozen=True)
@@ -342,7 +360,7 @@ class Simulator:
         order = rows.cluster_order(model.r)
         self._C = np.ascontiguousarray(model.C_W[order])  # Z -> cluster rows
         self._C_R = None if model.C_R is None else np.ascontiguousarray(model.C_R[order])  # P -> the rig's rows
-        self._mu_rows = np.tile(model.cluster_mu, 3)  # mu_c at position j r + c of a (3, 3r) row block
+        self._set_fibers(model)
         self._lam = np.zeros(model.r) if self.arap else model.cluster_lam
         self._systems: dict[tuple[float, float], _System] = {}
         self._sys = self.system(s.stiffness_scale, s.damping)
@@ -356,6 +374,20 @@ class Simulator:
             self._A_RR = YR.T @ (scalar_laplacian(model.mesh(), model.mu) @ YR)
         self._basis: np.ndarray | None = None
         self._positions_ops: tuple[np.ndarray, np.ndarray, sp.csr_matrix, sp.csr_matrix] | None = None
+
+    def _set_fibers(self, model: ReducedModel) -> None:
+        """The plain and fiber clusters' masks, their mu rows and the fibers' quadratic part (None: no fibers).
+
+        The fibers act with the "pose" rest state only: the "rest" energy's rig terms have no fiber part.
+        """
+        fiber = np.zeros(model.r, dtype=bool) if model.fiber is None else np.asarray(model.fiber, dtype=bool)
+        on = fiber.any() and model.A_F is not None and self.pose and self.settings.fiber_scale > 0
+        self._fiber = fiber
+        self._fiber_scale = float(self.settings.fiber_scale) if on else 0.0
+        self._A_F = 0.5 * (model.A_F + model.A_F.T) if on and model.A_F is not None else None
+        # mu_c at position j r + c of a (3, 3r) row block, for the plain clusters and the fiber ones.
+        self._mu_rows = np.tile(np.where(fiber, 0.0, model.cluster_mu), 3)
+        self._mu_rows_f = np.tile(np.where(fiber, model.cluster_mu, 0.0), 3) if on else None
 
     @property
     def size(self) -> float:
@@ -374,10 +406,12 @@ class Simulator:
                 f"stiffness scale {kappa:g} and damping {c:g} must be positive and finite; check the wobble controls"
             )
         h = self.settings.time_step
-        H = 2.0 * kappa * self._A_L + (self._ih2 + c / h) * self._A_M
+        A_k = kappa * self._A_L if self._A_F is None else kappa * self._A_L + self._fiber_scale * self._A_F
+        H = 2.0 * A_k + (self._ih2 + c / h) * self._A_M
         chol = sla.cho_factor(H)
         K_F = sla.cho_solve(chol, self._C.T)
-        mu2 = 2.0 * kappa * self.model.cluster_mu
+        scale = np.where(self._fiber, self._fiber_scale, kappa)  # per cluster: the fibers keep their own
+        mu2 = 2.0 * scale * self.model.cluster_mu
         new = _System(
             kappa=kappa,
             damping=c,
@@ -387,7 +421,9 @@ class Simulator:
             K_F=K_F,
             K_R=K_F * np.tile(mu2, 3),
             mu2=mu2,
-            lam=kappa * self._lam,
+            lam=scale * self._lam,
+            A_k=A_k,
+            fiber_scale=self._fiber_scale,
         )
         if len(self._systems) >= SYSTEM_CACHE:
             self._systems.pop(next(iter(self._systems)))
@@ -414,7 +450,7 @@ class Simulator:
             mesh = m.mesh()
             Y = m.basis()
             Ls = scalar_laplacian(mesh, m.mu)
-            CD = cluster_gradient_operator(mesh, m.labels, m.mu * mesh.volumes)
+            CD = cluster_rows_operator(mesh, m.labels, m.mu, m.fibers())
             self._positions_ops = (np.asarray(Ls @ Y), m.masses[:, None] * Y, CD, Ls)
         LY, MY, CD, Ls = self._positions_ops
         x = np.asarray(x_rig, dtype=np.float64)
@@ -480,26 +516,33 @@ class Simulator:
         m = self.model
         if not self.pose:
             assert bL is not None
-            return _Reference(2.0 * bL.T, const + 3.0 * float(m.cluster_mu.sum()), np.full(m.r, 3.0), None)
+            plain = float(m.cluster_mu[~self._fiber].sum())
+            return _Reference(2.0 * bL.T, const + 3.0 * plain, np.full(m.r, 3.0), None)
         R0 = rotation_rows(Fr)
         S = rows.product(rows.transpose(R0), Fr)  # R0^T F_rig: the rig's stretch per cluster
         S = 0.5 * (S + rows.transpose(S))
         lin = (2.0 * self._mu_rows * Fr.reshape(3, -1)) @ self._C
-        return _Reference(lin, 2.0 * float(m.cluster_mu @ rows.traces(Fr, Fr)), rows.traces(R0, Fr), S)
+        e0 = 2.0 * float(self._mu_rows[: m.r] @ rows.traces(Fr, Fr))
+        if self._mu_rows_f is None:
+            return _Reference(lin, e0, rows.traces(R0, Fr), S)
+        lin_f = (2.0 * self._mu_rows_f * Fr.reshape(3, -1)) @ self._C
+        e0_f = 2.0 * float(self._mu_rows_f[: m.r] @ rows.traces(Fr, Fr))
+        return _Reference(lin, e0, rows.traces(R0, Fr), S, lin_f, e0_f)
 
-    def _elastic(self, ref: _Reference, Z: np.ndarray, a: np.ndarray, s: np.ndarray) -> float:
-        """Psi(Z) (unscaled, J) for Z (3 x 4m) given its traces a and s (r,).
+    def _elastic(self, sys: _System, ref: _Reference, Z: np.ndarray, a: np.ndarray, s: np.ndarray) -> float:
+        """kappa Psi(Z) (J) for Z (3 x 4m) given its traces a and s (r,), at the system's stiffness scales.
 
         The one place the elastic energy is written: the step's potential, its
         record and ``elastic_energy`` all evaluate it here.
         """
-        e = np.vdot(Z, Z @ self._A_L + ref.lin) + ref.e0 - 2.0 * (self.model.cluster_mu @ a)
-        return float(e + 0.5 * (self._lam @ (s - ref.s_ref) ** 2))
+        lin, e0 = ref.scaled(sys)
+        e = np.vdot(Z, Z @ sys.A_k + lin) + e0 - float(sys.mu2 @ a)
+        return float(e + 0.5 * (sys.lam @ (s - ref.s_ref) ** 2))
 
     def _potential(self, sys: _System, t: _StepTerms, Z: np.ndarray, a: np.ndarray, s: np.ndarray) -> float:
         """The incremental potential E(Z) of one step (J), Z (3 x 4m)."""
         d = Z - t.zh
-        e = sys.kappa * self._elastic(t.ref, Z, a, s) + self._ih2 * float(np.vdot(d, 0.5 * (d @ self._A_M) + t.dq))
+        e = self._elastic(sys, t.ref, Z, a, s) + self._ih2 * float(np.vdot(d, 0.5 * (d @ self._A_M) + t.dq))
         if sys.ch:
             dz = Z - t.z
             e += 0.5 * sys.ch * float(np.vdot(dz, dz @ self._A_M))
@@ -541,7 +584,7 @@ class Simulator:
         z = state.z.T
         zh = 2.0 * z - state.z_prev.T
         dq = (q - (2.0 * state.q - state.q_prev)).T
-        rhs = self._ih2 * (zh @ self._A_M - dq) - sys.kappa * ref.lin
+        rhs = self._ih2 * (zh @ self._A_M - dq) - ref.scaled(sys)[0]
         if sys.ch:
             rhs += sys.ch * (z @ self._A_M)
         if self._gravity is not None:
@@ -894,7 +937,7 @@ class Simulator:
         Z = np.asarray(z, dtype=np.float64).T
         F = self._gradients(Z, Fr)
         a, _, s = self._traces(F, self._local(F, ref.S), ref.S)
-        return self._sys.kappa * self._elastic(ref, Z, a, s)
+        return self._elastic(self._sys, ref, Z, a, s)
 
     def kinetic_energy(self, state: SimState) -> float:
         """Kinetic energy (J) of the secondary motion alone, from the last step's velocity."""
@@ -966,6 +1009,7 @@ class Simulator:
         new._A_M = 0.5 * (model.A_M + model.A_M.T)
         new._M_inv = np.linalg.inv(new._A_M)
         new._C = np.ascontiguousarray(model.C_W[rows.cluster_order(model.r)])
+        new._set_fibers(model)
         new._systems = {}
         new._sys = new.system(
             self._sys.kappa if stiffness_scale is None else stiffness_scale,

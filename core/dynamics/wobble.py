@@ -27,39 +27,11 @@ import numpy as np
 
 from ..errors import SimulationError
 from ..subspace.reduced import ReducedModel
+from ..subspace.rest_stiffness import rest_hessian
 
 # Modes whose squared frequency is below this share of the largest are
 # (numerically) free; they cannot define the character's wobble.
 FREE_MODE_RATIO = 1e-9
-
-
-def rest_hessian(model: ReducedModel, arap: bool) -> np.ndarray:
-    """Hessian (12m x 12m) of the hyper-reduced elastic energy at the rest shape (unscaled, J/m^2).
-
-    Ordering is row-major vec(Z) for Z (4m x 3): index 3a + i.  With
-    G_c = F_c - I (linear in Z) the cluster term -2 mu_c tr(R_c^T F_c) is
-    -2 mu_c (3 + tr G_c + ||skew G_c||^2 / 2) to second order, and the volume
-    term lam_c/2 (tr G_c)^2, so
-
-        K = 2 A_L (x) I3 - 2 sum_c mu_c dW_c^T dW_c + sum_c lam_c dt_c dt_c^T
-
-    with W_c = skew(G_c) and t_c = tr(G_c).
-    """
-    q = 4 * model.m
-    r = model.r
-    Cc = model.C_W.reshape(r, 3, q)  # Cc[c, j, a]: d F_c[i, j] / d Z[a, i]
-    K = 2.0 * np.kron(model.A_L, np.eye(3))
-    for i, j in ((0, 1), (0, 2), (1, 2)):
-        # dW_ij / dZ[a, k] = (Cc[c, j, a] delta_ik - Cc[c, i, a] delta_jk) / 2; ||W||^2 = 2 sum_{i<j} W_ij^2.
-        grad = np.zeros((r, q, 3))
-        grad[:, :, i] = 0.5 * Cc[:, j, :]
-        grad[:, :, j] = -0.5 * Cc[:, i, :]
-        dW = grad.reshape(r, 3 * q)
-        K -= 4.0 * (dW * model.cluster_mu[:, None]).T @ dW
-    if not arap:
-        dt = Cc.transpose(0, 2, 1).reshape(r, 3 * q)  # d tr(G_c) / d Z[a, k] = Cc[c, k, a]
-        K += (dt * model.cluster_lam[:, None]).T @ dt
-    return 0.5 * (K + K.T)
 
 
 def natural_frequencies(model: ReducedModel, arap: bool, count: int = 1) -> np.ndarray:

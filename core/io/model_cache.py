@@ -18,9 +18,13 @@ import numpy as np
 
 from ..errors import CacheError
 from ..geometry.tetmesh import TetMesh
+from ..model.fibers import FIBER_DELTA, Fibers
 from ..model.leak import SWING_CAP, SWING_ROUNDS
 from ..model.materials import Material
+from ..model.parts import MAX_PARTS, MIN_PART_SHARE, Parts
 from ..model.rig import LBSRig, LinearRig, Rig
+from ..subspace import flesh
+from ..subspace.flesh_model import build_flesh_model
 from ..subspace.reduced import SLOWEST_ROUNDS, ReducedModel, build_reduced_model
 from ..subspace.skinning_modes import AUGMENT_FLOOR, MISSED_REACH
 from .atomic import save_npz_atomic
@@ -28,8 +32,24 @@ from .atomic import save_npz_atomic
 # The constants that shape an augmented model (issue 31): a cache built with others is not reused.
 AUGMENTATION = (AUGMENT_FLOOR, MISSED_REACH, SWING_CAP, SWING_ROUNDS, SLOWEST_ROUNDS)
 
+# The constants that shape a flesh-calibrated model (issue 37).
+FLESH = (
+    "m slowest Ritz vectors",  # the budget rule of build_flesh_model
+    MIN_PART_SHARE,
+    MAX_PARTS,
+    flesh.WEIGHT_ROUNDS,
+    flesh.REDUCED_ROUNDS,
+    flesh.FACTOR_RANGE,
+    flesh.HELD_SAG,
+    flesh.SAG_PERCENTILE,
+    flesh.INDEPENDENT,
+    flesh.RELAX,
+    flesh.CONVERGED,
+)
+
 # 2: exactly the requested number of clusters (older caches had another count).
-FORMAT_VERSION = 2
+# 3: the flesh calibration's reference sag and part sags (issue 37).
+FORMAT_VERSION = 3
 
 
 def input_hash(*arrays: np.ndarray | float | int | str | None) -> str:
@@ -56,9 +76,11 @@ def model_key(
     held: np.ndarray | None = None,
     extra_weights: np.ndarray | None = None,
     extra_groups: np.ndarray | None = None,
+    parts: Parts | None = None,
+    fibers: Fibers | None = None,
 ) -> str:
     """The cache key of a reduced model: a hash of every input that shapes it (held: planted tet vertices;
-    extra_weights: (n, k) appendage weights added to the modes)."""
+    extra_weights: (n, k) appendage weights added to the modes; parts: the flesh calibration's)."""
     if isinstance(rig, LBSRig):
         rig_arr: np.ndarray | None = rig.weights
     elif isinstance(rig, LinearRig):
@@ -80,6 +102,8 @@ def model_key(
         seed,
         None if held is None else np.asarray(held, dtype=np.int64),
         *(() if extra_weights is None else ("extra-weights", *AUGMENTATION, extra_weights, extra_groups)),
+        *(() if parts is None else ("flesh", *FLESH, parts.bone_part, parts.carried, parts.thin)),
+        *(() if fibers is None else ("fibers", FIBER_DELTA, fibers.axes, fibers.strength, fibers.bone)),
     )
 
 
@@ -121,6 +145,8 @@ def load_model(path: str | os.PathLike[str], key: str) -> ReducedModel:
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, io.UnsupportedOperation) as exc:
         raise CacheError(f"cache {path.name} is unreadable ({type(exc).__name__}); recomputing") from exc
     values["scale"] = float(values["scale"])
+    if "reference_sag" in values:
+        values["reference_sag"] = float(values["reference_sag"])
     model = ReducedModel(**values)
     if not all(np.isfinite(np.asarray(getattr(model, f))).all() for f in ("weights", "A_L", "A_M", "C_W")):
         raise CacheError(f"cache {path.name} holds non-finite values; recomputing")
@@ -140,13 +166,21 @@ def load_or_build(
     held: np.ndarray | None = None,
     extra_weights: np.ndarray | None = None,
     extra_groups: np.ndarray | None = None,
+    parts: Parts | None = None,
+    fibers: Fibers | None = None,
 ) -> ReducedModel:
-    """Load the cached model for these inputs, or build (and cache) it.
+    """Load the cached model for these inputs, or build (and cache) it: with ``parts``, the flesh-calibrated
+    model (:func:`core.subspace.flesh_model.build_flesh_model`; ``extra_weights`` are then not used), else
+    the seed's (:func:`core.subspace.reduced.build_reduced_model`).
 
     Any cache problem is reported through ``log`` (one line) and the model
     recomputed; nothing invalid is ever used.
     """
-    key = model_key(mesh, material, rig, m, r, leak, seed, held, extra_weights, extra_groups)
+    if parts is not None:
+        extra_weights = extra_groups = None
+    else:
+        fibers = None  # fibers come with the flesh calibration
+    key = model_key(mesh, material, rig, m, r, leak, seed, held, extra_weights, extra_groups, parts, fibers)
     notes: list[str] = [] if log is None else log
     if path is not None and Path(path).exists():
         try:
@@ -155,17 +189,21 @@ def load_or_build(
             notes.append(str(exc))
         except OSError as exc:  # a folder, an unreadable file: the cache is optional, never fatal
             notes.append(f"cache {Path(path).name} cannot be read ({exc.strerror or exc}); recomputing")
-    model = build_reduced_model(
-        mesh,
-        material,
-        rig,
-        m,
-        r,
-        leak=leak,
-        seed=seed,
-        held=held,
-        extra_weights=extra_weights,
-        extra_groups=extra_groups,
+    model = (
+        build_reduced_model(
+            mesh,
+            material,
+            rig,
+            m,
+            r,
+            leak=leak,
+            seed=seed,
+            held=held,
+            extra_weights=extra_weights,
+            extra_groups=extra_groups,
+        )
+        if parts is None
+        else build_flesh_model(mesh, material, rig, m, r, parts, leak=leak, seed=seed, held=held, fibers=fibers)
     )
     if path is not None:
         try:

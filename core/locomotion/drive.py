@@ -65,6 +65,7 @@ class LocomotionDrive:
         self.substeps, self.start = int(substeps), int(start)
         self._probe_rest = probes @ model.rest
         self._com0 = model.centre_of_mass(model.rest)
+        self._render_rest: np.ndarray | None = None  # the render vertices at rest, on first use
         self._size = character_size(model.positions(model.rest))
 
     @classmethod
@@ -136,6 +137,14 @@ class LocomotionDrive:
     def displacement(self, state: State, frame: int) -> np.ndarray:
         """The render vertices' whole motion (k, 3) relative to rest."""
         return self.render @ (state.Z - self.model.rest)
+
+    def offset(self, state: State, frame: int, displacement: np.ndarray) -> np.ndarray:
+        """The render vertices' deformation (k, 3): their motion less the body's best-fit rigid motion."""
+        R = body_rotation(self.model, state.Z)
+        if self._render_rest is None:
+            self._render_rest = self.render @ self.model.rest
+        rigid = (self._render_rest - self._com0) @ R.T + self.model.centre_of_mass(state.Z)
+        return displacement - (rigid - self._render_rest).astype(displacement.dtype)
 
     def skin_correction(self, frame: int) -> np.ndarray | None:
         return None

@@ -17,23 +17,52 @@ tail, a belly, an arm) is the one calibrated to the wobble frequency.
 
 Which vertices: those of the render mesh that the rig's own motion brings
 within ``HEIGHT`` of the body diagonal of the lowest point of the mesh (world +Z
-up, Blender's convention) at some frame of the clip.  No speed test: in-place
+up, Blender's convention) at some frame of the clip, where that lowest point is on
+the floor: within :data:`FLOOR_REACH` of the body diagonal of the floor's height
+(the Ground setting's Height, world Z = 0 by default).  No speed test: in-place
 locomotion cycles slide the stance foot backwards along the ground, at the
 gait's speed.  A clip that lays a large share of the body on the ground (lying
 down, a roll) is not feet: nothing is held then (:data:`MAX_SHARE`).
+
+Why the floor (issue 37): a swimmer or a flyer has a lowest point too.  A dolphin
+swimming in place keeps its lower flippers lowest and still, exactly as a stance
+foot, and every kinematic test of the rig alone (contact time, speed, acceleration,
+alternation, the trunk's lift) was measured to confuse it with a frog or a T-Rex;
+its flippers were held and never moved.  Its lowest point is 7.5-9 % of its
+diagonal below the floor, a walker's within 1-5 %.
+
+Then, for the flesh calibration (issue 37), the whole foot: a thin bone whose render
+vertices touch the ground at :data:`FOOT_SHARE` or more of them is a foot, and all its
+flesh is held.  Holding
+only the sole left the top of a paw free above it: measured on the galloping
+husky, the free half of a planted paw swung 28 % of the body while its sole stayed.
+And the leg above it (:func:`leg_tet_vertices`): the thin, unbranched chain of bones
+from a foot up to the body.  A leg's flesh between a held foot and a jiggling body
+can only stretch (the stag's lower legs changed their length by 2-6 times at the soft
+end of Wobble); a leg carries the body, so it follows the rig, and the body jiggles
+on it.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.spatial import cKDTree
 
 from .constraint import stick_rows
+from .leak import LEG_REACH, THIN
 
 # Height above the lowest point, as a share of the body diagonal, that counts as on the ground.
 HEIGHT = 0.01
 # Above this share of the render vertices on the ground, the clip is not walking on its feet.
 MAX_SHARE = 0.25
+# A frame's lowest point is on the floor when it is within this share of the body diagonal of the floor's height.
+FLOOR_REACH = 0.05
+# A bone whose render vertices touch the ground at this share or more is a foot: its flesh is held whole.
+FOOT_SHARE = 0.1
+# A bone near the planted flesh is a leg only if it holds at most this share of the tet vertices: the frog's
+# body (its "Head" bone, 34 %) sits within reach of its feet; legs hold 1-5 % each.
+LEG_SHARE = 0.08
 
 
 def rig_positions(rest: np.ndarray, weights: np.ndarray, params: np.ndarray) -> np.ndarray:
@@ -66,17 +95,29 @@ def grounded(positions: np.ndarray, diagonal: float, height: float = HEIGHT) -> 
     return (z - z.min(axis=1, keepdims=True)) <= height * diagonal
 
 
-def planted_vertices(rest: np.ndarray, weights: np.ndarray, params: np.ndarray, height: float = HEIGHT) -> np.ndarray:
+def planted_vertices(
+    rest: np.ndarray,
+    weights: np.ndarray,
+    params: np.ndarray,
+    height: float = HEIGHT,
+    floor: float | None = 0.0,
+) -> np.ndarray:
     """(k,) bool: render vertices the rig puts on the ground at some frame of the clip (see module doc).
 
-    rest (k, 3), weights (k, b), params (f, 12 b) as :func:`rig_positions`.  All
+    rest (k, 3), weights (k, b), params (f, 12 b) as :func:`rig_positions`; floor: the floor's world
+    height (the positions' units), None for no floor test (any lowest point is on the ground).  All
     False when the ground takes more than :data:`MAX_SHARE` of the vertices.
     """
     pos = rig_positions(rest, weights, params)
-    on = np.asarray(grounded(pos, body_diagonal(pos[0]), height).any(axis=0), dtype=bool)
-    if on.mean() > MAX_SHARE:
-        return np.zeros(len(on), dtype=bool)
-    return on
+    diagonal = body_diagonal(pos[0])
+    on = grounded(pos, diagonal, height)
+    if floor is not None:
+        z = pos[..., 2].min(axis=1)
+        on &= (np.abs(z - floor) <= FLOOR_REACH * diagonal)[:, None]
+    touched = np.asarray(on.any(axis=0), dtype=bool)
+    if touched.mean() > MAX_SHARE:
+        return np.zeros(len(touched), dtype=bool)
+    return touched
 
 
 def planted_tet_vertices(T: np.ndarray, embedding_tets: np.ndarray, planted: np.ndarray) -> np.ndarray:
@@ -92,3 +133,52 @@ def planted_tet_vertices(T: np.ndarray, embedding_tets: np.ndarray, planted: np.
 def planted_rows(vertices: np.ndarray, masses: np.ndarray) -> sp.csr_matrix:
     """Weight-space rows (c x n) holding ``vertices`` still: the contact stick rows, mass-scaled."""
     return stick_rows(vertices, masses)
+
+
+def leg_tet_vertices(
+    tet_weights: np.ndarray,
+    X: np.ndarray,
+    depth: np.ndarray,
+    parents: np.ndarray | None,
+    render_weights: np.ndarray,
+    rest: np.ndarray,
+    planted: np.ndarray,
+) -> np.ndarray:
+    """Sorted tet vertices of the feet and legs standing on the planted render vertices (module doc).
+
+    tet_weights: (n, b) volume weights of the tet vertices X (n, 3), depth (n,) their distance to the
+    surface; parents: (b,) parent column (-1 at a root; None: no climb); render_weights (k, b), rest
+    (k, 3) and planted (k,) bool: the render vertices.  Legs are thin bones (flesh never deeper than
+    :data:`THIN` of the body's deepest): a foot is a thin bone with :data:`FOOT_SHARE` of its render
+    vertices planted; a leg bone owns flesh within :data:`LEG_REACH` of the diagonal of a planted
+    vertex and at most :data:`LEG_SHARE` of the tet vertices (an IK rig's leg is no ancestor of its
+    foot), or is up a foot's or a leg's chain of thin, unbranched bones.  A thick bone on the ground (a
+    belly, a blob's body) is never held whole.
+    """
+
+    W = np.asarray(tet_weights)
+    b = W.shape[1]
+    dominant = W.argmax(axis=1)
+    deepest = np.zeros(b)
+    np.maximum.at(deepest, dominant, depth)
+    thin = deepest < THIN * max(float(np.max(depth)), 1e-300)
+    bone = np.asarray(render_weights).argmax(axis=1)
+    count = np.bincount(bone, minlength=b)
+    down = np.bincount(bone, weights=np.asarray(planted, dtype=np.float64), minlength=b)
+    legs = thin & (down >= FOOT_SHARE * np.maximum(count, 1)) & (count > 0)
+    if not legs.any():
+        return np.zeros(0, dtype=np.int64)
+    reach = LEG_REACH * float(np.linalg.norm(X.max(axis=0) - X.min(axis=0)))
+    near, _ = cKDTree(np.asarray(rest)[np.asarray(planted, dtype=bool)]).query(X, distance_upper_bound=reach)
+    # IK rigs: the leg's own bones are no ancestors of the foot; a light thin bone next to the planted flesh is one.
+    light = np.bincount(dominant, minlength=b) <= LEG_SHARE * len(dominant)
+    legs |= np.isin(np.arange(b), np.unique(dominant[np.isfinite(near)])) & thin & light
+    if parents is not None:
+        parents = np.asarray(parents, dtype=np.int64)
+        children = np.bincount(parents[parents >= 0], minlength=b)
+        for start in np.flatnonzero(legs):  # a loop over bones, a few dozen
+            up = parents[start]
+            while up >= 0 and thin[up] and children[up] <= 1 and not legs[up]:
+                legs[up] = True
+                up = parents[up]
+    return np.flatnonzero(legs[dominant])

@@ -4,14 +4,18 @@ object moved by its own transform, rotation-strain coordinates (:func:`rotstrain
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, cast
 
 import numpy as np
 
 from ..dynamics.drive import Drive, RigDrive
+from ..dynamics.simulator import SimulationSettings, uses_arap
+from ..dynamics.wobble import stiffness_scale
 from ..errors import SimulationError
 from ..locomotion.drive import LocomotionDrive
 from ..locomotion.stored import StoredGait
+from ..model.fibers import FIBER_CONTRAST, FIBER_HZ
 from ..physskin.drive import PhysicsSkinDrive
 from ..physskin.rig import GRAVITY
 from ..posespace.drive import PoseSpaceDrive
@@ -63,9 +67,25 @@ def character_drive(
         pairs = solver.self_contact or posespace.model.one_sided_contact
         ps, render, pose_probes = posespace.model, posespace.render, posespace.probes
         return PoseSpaceDrive(ps, settings, rig, render, pose_probes, at, friction, pairs), []
+    settings = replace(settings, fiber_scale=fiber_scale(prepared, settings, solver))
     if not (obstacles or solver.self_contact):
         return RigDrive(model, settings, rig, prepared.reconstructor, probes), []
     return RigDrive(model, settings, rig, prepared.reconstructor, probes, at, friction, solver.self_contact), []
+
+
+def fiber_scale(prepared: PreparedCharacter, settings: SimulationSettings, solver: SolverSettings) -> float:
+    """kappa_f of the model's fibers (core/model/fibers.py): as stiff as its flesh would be at FIBER_HZ, whatever
+    the material's units, but at most sqrt(FIBER_CONTRAST) times the Wobble (in frequency mode; the Wobble as set,
+    not as animated): at Wobble 0.3 Hz fibers at 10 Hz were 1,100 x the flesh, and the Newton solve stopped at its
+    cap on most steps (the floppy-hop and Poisson-maximum bakes).  0 for a model without fibers."""
+    model = prepared.model
+    if model.fiber is None or not np.any(model.fiber):
+        return 0.0
+    omega = prepared.slowest_frequency(uses_arap(settings.material, model))
+    hz = FIBER_HZ
+    if solver.stiffness_mode == "frequency":
+        hz = min(hz, float(np.sqrt(FIBER_CONTRAST)) * solver.wobble_hz)
+    return stiffness_scale(omega, hz)
 
 
 def rotstrain_drive(

@@ -101,7 +101,9 @@ class FrameSimulation:
         self.guard = RigGuard(
             self.rig, probe_rig, drive.size, first, self.end, solver.reset_at_cuts, self._warnings, bone_names
         )
-        self.max_offset = 0.0  # largest guarded offset so far, as a share of the character's size
+        self.max_offset = 0.0  # largest offset played so far (the render vertices'), as a share of the character's size
+        # (frame, id of its state, its offsets, their secondary motion alone): see _played.
+        self._last: tuple[int, int, np.ndarray, np.ndarray] | None = None
         a0 = drive.sample(first)
         a1 = drive.sample(first + 1) if self.end > first else a0
         state = drive.initial_state(a0, a0 - (a1 - a0) / solver.substeps)
@@ -227,10 +229,18 @@ class FrameSimulation:
             del self._states[frame]  # its iterations stay: they are the bake's statistics
 
     def _guard(self, frame: int, state: State) -> None:
-        """Record the largest offset and say, once, when it passes OFFSET_WARNING of the character's size."""
+        """Record the largest offset played and say, once, when it passes OFFSET_WARNING of the character's size.
+
+        The render vertices' own offsets (:meth:`offsets`), with every rule's parts put back (rigid and
+        planted flesh, pieces left out of the volume): what plays.  The tet vertices' (the guard's probes,
+        before issue 37) overstated it, up to 31 x on a bee whose wings follow their bones.
+        """
         if frame < self.start:
             return  # pre-roll frames are discarded
-        share = offset_share(self.drive.probe_displacement(state, frame), self.drive.size)
+        self._played(frame, state)
+        assert self._last is not None
+        # The jiggle's, not the physics skin's correction; a gait's travel is motion, not an offset.
+        share = offset_share(self.drive.offset(state, frame, self._last[3]), self.drive.size)
         self.max_offset = max(self.max_offset, share)
         if share > OFFSET_WARNING:
             self._warnings.once("offset", offset_warning(frame, share, self.solver.stiffness_mode))
@@ -242,17 +252,30 @@ class FrameSimulation:
         rec = self.prepared.reconstructor
         if frame < self.start or frame > self.end:
             return np.zeros((rec.count, 3), dtype=rec.basis.dtype)
+        return self._played(frame, self.state(frame))
+
+    def _played(self, frame: int, state: State) -> np.ndarray:
+        """The render vertices' offsets (k, 3) at ``frame`` in ``state`` as they play (:meth:`offsets`);
+        the last frame's are kept, so the guard and the frame's reader compute them once."""
+        if self._last is not None and self._last[0] == frame and self._last[1] == id(state):
+            return self._last[2]
+        secondary = self._secondary(frame, state)
+        correction = self.drive.skin_correction(frame)
+        u = secondary if correction is None else secondary + correction.astype(secondary.dtype)
+        self._last = (frame, id(state), u, secondary)
+        return u
+
+    def _secondary(self, frame: int, state: State) -> np.ndarray:
+        """The secondary motion (k, 3) of the render vertices at ``frame`` in ``state``, Amount applied."""
+        rec = self.prepared.reconstructor
         if self.drive.jiggles:
-            u = self.drive.displacement(self.state(frame), frame)
+            u = self.drive.displacement(state, frame)
         else:
             u = np.zeros((rec.count, 3), dtype=rec.basis.dtype)
         if self.solver.amount != 1.0:
             # Amount: how much of the follow-through shows.  A gain on the result, so the wobble and the
             # damping keep meaning what they say, and complementarity and invariances are untouched.
             u = u * u.dtype.type(self.solver.amount)
-        correction = self.drive.skin_correction(frame)
-        if correction is not None:
-            u = u + correction.astype(u.dtype)
         return u
 
     def invalidate_after(self, frame: int) -> None:
@@ -263,3 +286,4 @@ class FrameSimulation:
         self.unconverged = {f: n for f, n in self.unconverged.items() if f <= keep}
         self.guard.forget_after(keep)
         self.drive.forget_after(keep)
+        self._last = None

@@ -32,6 +32,8 @@ from ..geometry.tetrahedralize import TetResult
 from ..io.cache_names import model_cache_file
 from ..io.model_cache import input_hash, load_or_build
 from ..io.tet_cache import cached_tet_mesh
+from ..model.fem import lumped_mass
+from ..model.fibers import Fibers, tet_fibers
 from ..model.interior_weights import volume_bone_weights
 from ..model.leak import (
     appendage_bones,
@@ -43,9 +45,10 @@ from ..model.leak import (
     surface_depth,
 )
 from ..model.materials import Material, scaled_field
-from ..model.planted import planted_tet_vertices
+from ..model.parts import Parts, body_parts
+from ..model.planted import leg_tet_vertices, planted_tet_vertices
 from ..model.rig import LBSRig
-from ..model.rigid import rigid_pieces
+from ..model.rigid import held_pieces
 from ..physskin.rig import PhysicsRig
 from ..posespace.model import PoseSpaceModel
 from ..posespace.points import PosePoints
@@ -85,6 +88,8 @@ class CharacterInput:
     bone_parents: optional (b,) parent weight column of each column, -1 at a root;
     with it, thin chains the rig does not plant swing from their base
     (:func:`core.model.leak.appendage_bones`).
+    rigid: optional (k,) painted Rigid Group weights in [0, 1] (Rigid Pieces "group": the vertices at 0.5 or
+    more follow their bone exactly, :func:`core.model.rigid.held_pieces`).
     """
 
     rest: np.ndarray
@@ -97,6 +102,7 @@ class CharacterInput:
     bone_tails: np.ndarray | None = None
     planted: np.ndarray | None = None
     bone_parents: np.ndarray | None = None
+    rigid: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -110,8 +116,11 @@ class SubspaceSettings:
     loose_parts: str = str(core_default("loose_parts"))
     swing_appendages: bool = bool(core_default("swing_appendages"))
     seed: int = 0
-    # Loose pieces bound to one bone follow it (core.model.rigid); False gives them secondary motion.
-    rigid_parts: bool = True
+    # Which loose pieces bound to one bone follow it exactly (core.model.rigid.held_pieces).
+    rigid_pieces: str = str(core_default("rigid_pieces"))
+    # Every part of the body answers the rig at the Wobble (core/subspace/flesh_model.py, issue 37); False
+    # builds the seed's model, whose Wobble is its slowest mode's.
+    flesh: bool = True
 
 
 @dataclass(frozen=True)
@@ -216,13 +225,27 @@ class PreparedCharacter:
     render_points: np.ndarray | None = field(default=None, repr=False)  # (k, 3) where render vertices are evaluated
     posespace: PoseSpaceCharacter | None = field(default=None, repr=False)  # training poses' modes, if any
     leak_mask: np.ndarray | None = field(default=None, repr=False)  # (n,) the mask f the leak came from
+    # The material before the flesh calibration (core/subspace/flesh_model.py): the physics skin's.
+    skin_material: Material | None = field(default=None, repr=False)
     _omega0: dict[bool, float] = field(default_factory=dict, repr=False)
     _physics: dict[tuple[float, bool, bool], PhysicsRig] = field(default_factory=dict, repr=False)
 
     def slowest_frequency(self, arap: bool) -> float:
-        """The model's slowest angular frequency (rad/s) as built, for ARAP or co-rotational; computed once."""
+        """The frequency (rad/s, stiffness as built) the Wobble setting is mapped to, for ARAP or co-rotational;
+        computed once.
+
+        A flesh-calibrated model's is its parts' common frequency (``ReducedModel.reference_frequency``: each
+        part then sags a / (2 pi f)^2 under an acceleration a at Wobble f), found for the material model the
+        calibration used (ARAP where the Poisson ratio is 0) and carried to the other one by the ratio of
+        the two slowest frequencies.  The seed's model's is its slowest mode's.
+        """
         if arap not in self._omega0:
-            self._omega0[arap] = float(natural_frequencies(self.model, arap)[0])
+            slowest = float(natural_frequencies(self.model, arap)[0])
+            ref = self.model.reference_frequency()
+            if ref is not None:
+                built = not bool(np.any(self.model.cluster_lam > 0))
+                ref *= 1.0 if built == arap else slowest / float(natural_frequencies(self.model, built)[0])
+            self._omega0[arap] = slowest if ref is None else ref
         return self._omega0[arap]
 
     def physics_rig(self, pin_depth: float, pin_rigid: bool = True, from_bones: bool = False) -> PhysicsRig:
@@ -238,7 +261,9 @@ class PreparedCharacter:
             if heads.shape != (b, 3) or tails.shape != (b, 3):
                 raise RigError(f"bone segments must have shape ({b}, 3), one per weight column, got {heads.shape}")
             self._physics.clear()  # one at a time: each holds a factorisation
-            m, W = self.material, self.tet_bone_weights
+            # The material as given, not the jiggle's calibration: the physics skin is the rig's own elastic
+            # shape, which the Wobble does not soften (calibrated, its ground let a soft part sink 1.5 %).
+            m, W = self.skin_material or self.material, self.tet_bone_weights
             if from_bones and not np.isfinite(heads).all(axis=1).any():
                 raise RigError("Physics Skin From Bones Only needs the armature's bones; none were read")
             self._physics[key] = (
@@ -271,6 +296,7 @@ def character_key(inp: CharacterInput, subspace: SubspaceSettings, material: Mat
         inp.leak,
         None if inp.planted is None else np.asarray(inp.planted, dtype=bool),
         None if inp.bone_parents is None else np.asarray(inp.bone_parents, dtype=np.int64),
+        inp.rigid if subspace.rigid_pieces == "group" else None,
         str(sorted(asdict(subspace).items())),
         str(sorted(asdict(material).items())),
     )
@@ -320,8 +346,9 @@ def prepare_character(
     mesh = TetMesh.from_arrays(tet.X, tet.T)
     stage("volume weights", 0.15)
     vol = _volume(inp, mesh, rest, W, material, stats)
-    held = _held(inp, mesh, rest, W, subspace, stats)
+    held = _held(inp, mesh, rest, W, subspace, stats, vol.weights)
     mask, extra, chains = _leak_mask(inp, mesh, rest, W, vol.weights, held, subspace, vol.leak_mask)
+    parts = _parts(inp, mesh, vol) if subspace.flesh else None
     d0 = default_leak_field(mesh)
     d = d0 if mask is None else leak_from_mask(d0, mask)
     key = character_key(inp, subspace, material)
@@ -340,6 +367,8 @@ def prepare_character(
         held=held.hold,
         extra_weights=extra,
         extra_groups=chains,
+        parts=parts,
+        fibers=None if parts is None else _fibers(inp, mesh, vol, parts),
     )
     stats["subspace_s"] = time.perf_counter() - t0
     # The model's stiffness is the material's, softened where appendages swing (swing_softening).
@@ -348,13 +377,22 @@ def prepare_character(
     t0 = time.perf_counter()
     render = _render(mesh, rest, tet, model, held.embedding, log)
     stats["embedding_s"] = time.perf_counter() - t0
-    stats.update(vertices=float(mesh.n), tets=float(mesh.t), modes=float(model.m), clusters=float(model.r))
+    # The clusters the Clusters setting asked for; the fiber clusters (each split by bone, core/model/fibers.py) apart.
+    fiber_clusters = 0 if model.fiber is None else int(np.count_nonzero(model.fiber))
+    stats.update(
+        vertices=float(mesh.n),
+        tets=float(mesh.t),
+        modes=float(model.m),
+        clusters=float(model.r - fiber_clusters),
+        fiber_clusters=float(fiber_clusters),
+    )
     stage("done", 1.0)
     return PreparedCharacter(
         tets=tet,
         mesh=mesh,
         tet_bone_weights=vol.weights,
         material=mat,
+        skin_material=vol.material,
         leak=d,
         model=model,
         embedding=render.embedding,
@@ -368,6 +406,20 @@ def prepare_character(
         render_points=render.points,
         leak_mask=mask,
     )
+
+
+def _parts(inp: CharacterInput, mesh: TetMesh, vol: _Volume) -> Parts:
+    """The body's parts for the flesh calibration (:func:`core.model.parts.body_parts`)."""
+    return body_parts(vol.weights, lumped_mass(mesh, vol.material.density), surface_depth(mesh), inp.bone_parents)
+
+
+def _fibers(inp: CharacterInput, mesh: TetMesh, vol: _Volume, parts: Parts) -> Fibers | None:
+    """The tets' fibers along their bones (:func:`core.model.fibers.tet_fibers`); None without bone segments, or
+    for a body of one part (a prop on one bone: its bone's direction says nothing of its flesh, and fibers
+    there made it jiggle unlike the same mesh moved by its object)."""
+    if inp.bone_heads is None or inp.bone_tails is None or parts.count < 2:
+        return None
+    return tet_fibers(mesh.T, vol.weights, np.asarray(inp.bone_heads), np.asarray(inp.bone_tails))
 
 
 def _stages(
@@ -465,18 +517,23 @@ def _held(
     W: np.ndarray,
     subspace: SubspaceSettings,
     stats: dict[str, float],
+    tet_weights: np.ndarray,
 ) -> _Held:
     """Planted feet, and rigid parts (a loose piece bound to one bone follows it): both hold the
     corners of their tets still (found before the modes, which vanish there)."""
     if inp.planted is not None and np.shape(inp.planted) != (len(rest),):
         raise RigError(f"planted vertices need one flag per vertex ({len(rest)}), got shape {np.shape(inp.planted)}")
     out = _Held()
-    rigid = rigid_pieces(rest, inp.faces, W) if subspace.rigid_parts else None
+    rigid = held_pieces(rest, inp.faces, W, subspace.rigid_pieces, inp.rigid)
     if (inp.planted is not None and np.any(inp.planted)) or (rigid is not None and rigid.any()):
         out.embedding = embed_points(mesh.X, mesh.T, rest)
     if inp.planted is not None and np.any(inp.planted):
         assert out.embedding is not None
         out.planted, out.feet = _held_corners(mesh.T, out.embedding, inp.planted)
+        if out.feet is not None and subspace.flesh:
+            depth = surface_depth(mesh)
+            legs = leg_tet_vertices(tet_weights, mesh.X, depth, inp.bone_parents, W, rest, out.planted)
+            out.feet = np.union1d(out.feet, legs)
         if out.feet is not None:
             stats["planted_vertices"] = float(len(out.feet))
     out.hold = out.feet

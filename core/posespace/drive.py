@@ -87,6 +87,9 @@ class PoseSpaceDrive:
     def displacement(self, state: PoseSpaceState, frame: int) -> np.ndarray:
         return self.render.displacement(self.pose_weights(frame), state.z)
 
+    def offset(self, state: PoseSpaceState, frame: int, displacement: np.ndarray) -> np.ndarray:
+        return displacement
+
     def skin_correction(self, frame: int) -> np.ndarray | None:
         return None
 

@@ -28,7 +28,7 @@ from ..geometry.tetmesh import TetMesh
 from ..model.fem import scalar_laplacian
 from ..model.materials import Material
 from ..model.rig import LBSRig, lbs_basis, rest_parameters
-from ..subspace.reduced import ReducedModel, cluster_gradient_operator
+from ..subspace.reduced import ReducedModel, cluster_gradient_operator, without_fibers
 from . import rbf
 from .align import Alignment, align_bases
 from .blend import blend_basis, blend_pairs, blend_singles, column_scale, gram, normalisation, pair_products
@@ -119,9 +119,11 @@ def assemble_pose_space(
 
     Used by :func:`build_pose_space`, and to put a rotated copy of a problem on exactly the same
     subspaces (the equivariance tests).  material: the rest model's (its mu sets the Laplacian).
+    The rest model's fibers (core/model/fibers.py) are left out: the poses' products are the plain clusters'.
     contact (k,) bool: the poses whose basis holds contact; with reach > 0 their weights get local
     support (:func:`rbf.support_radii`), else the RBF is global.
     """
+    rest = without_fibers(rest)
     if rest.rig_weights is None:
         raise SubspaceError("pose-space modes need an LBS rig: its bones define the poses")
     poses = np.asarray(poses, dtype=np.float64)

@@ -263,6 +263,9 @@ class RotStrainDrive:
             u[~self.keep] = 0.0  # skipped loose parts follow the object only
         return u
 
+    def offset(self, state: RSDriveState, frame: int, displacement: np.ndarray) -> np.ndarray:
+        return displacement
+
     def skin_correction(self, frame: int) -> np.ndarray | None:
         return None
 

@@ -38,6 +38,7 @@ import scipy.sparse as sp
 from ..geometry.tetmesh import TetMesh
 from ..model.constraint import normalization
 from ..model.fem import corotational_weight_space_hessian, lumped_mass, scalar_gradient_operator, scalar_laplacian
+from ..model.fibers import Fibers
 from ..model.leak import default_leak_field, swing_softening, validate_leak_field
 from ..model.materials import Material
 from ..model.planted import planted_rows
@@ -90,6 +91,20 @@ class ReducedModel:
     A_LR: np.ndarray | None = None
     A_MR: np.ndarray | None = None
     C_R: np.ndarray | None = None
+    # The flesh calibration's (core/subspace/flesh_model.py), None for the seed's model: the parts' common
+    # quasi-static sag (m per m/s^2 at stiffness scale 1), which the Wobble setting is calibrated on; each
+    # part's sag over it (P,); the calibration rounds' largest deviations.
+    reference_sag: float | None = None
+    part_sags: np.ndarray | None = None
+    calibration: np.ndarray | None = None
+    # Fibers along the bones (core/model/fibers.py), None without: the clusters' rows C_W, C_R, cluster_mu and
+    # cluster_lam then hold the fiber clusters after the r0 = labels.max() + 1 plain ones, fiber (r,) marks
+    # them, A_F (q, q) is their quadratic part and fiber_axes (t, 3), fiber_strength (t,) the tets' fibers.
+    fiber: np.ndarray | None = None
+    A_F: np.ndarray | None = None
+    fiber_axes: np.ndarray | None = None
+    fiber_strength: np.ndarray | None = None
+    fiber_bone: np.ndarray | None = None
     timings: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -98,11 +113,26 @@ class ReducedModel:
 
     @property
     def r(self) -> int:
+        """Clusters, the fiber clusters included."""
         return int(self.cluster_mu.shape[0])
+
+    def fibers(self) -> Fibers | None:
+        """The tets' fibers the model's fiber clusters were built from, or None."""
+        if self.fiber_axes is None or self.fiber_strength is None or self.fiber_bone is None:
+            return None
+        return Fibers(axes=self.fiber_axes, strength=self.fiber_strength, bone=self.fiber_bone)
 
     @property
     def n(self) -> int:
         return int(self.X.shape[0])
+
+    def reference_frequency(self) -> float | None:
+        """omega_ref (rad/s) at stiffness scale 1: the frequency the Wobble setting is mapped to, when the
+        model's flesh was calibrated (a part carried by an acceleration a then sags a / omega^2); None for
+        the seed's model, whose Wobble is its slowest mode's."""
+        if self.reference_sag is None or not self.reference_sag > 0.0:
+            return None
+        return float(1.0 / np.sqrt(self.reference_sag))
 
     @property
     def bones(self) -> int:
@@ -118,6 +148,66 @@ class ReducedModel:
         return TetMesh.from_arrays(self.X, self.T)
 
 
+def fiber_gradient_operator(
+    mesh: TetMesh, labels: np.ndarray, mu: np.ndarray, fibers: Fibers
+) -> tuple[sp.csr_matrix, sp.csr_matrix, np.ndarray, np.ndarray]:
+    """The fiber clusters' operators (core/model/fibers.py): (G (3r' x n), L_F (n x n), weights (r',), keys (r',)).
+
+    Each plain cluster's tets with a fiber along one bone form a fiber cluster (keys: (r',) plain cluster
+    times bones plus bone).  With w_e = mu_e s_e V_e and the fiber-scaled gradient F_e D_e, rows 3c + j of G x are the
+    w-weighted mean of (F_e D_e)[i, j] over the cluster's tets for positions x (n, 3), as
+    :func:`cluster_gradient_operator`'s are of F_e; L_F is the quadratic form sum_e w_e ||F_e D_e||^2
+    (a Laplacian scaled anisotropically by D_e^2) and weights (r',) the clusters' sums of w.
+    """
+    t = mesh.t
+    w = mu * fibers.strength * mesh.volumes
+    D = fibers.scales()  # (t, 3, 3)
+    # B[3e + j, 3e + l] = D_e[l, j]: row j of (grad x) D_e is sum_l D_e[l, j] (grad x)_l.
+    r_idx = np.broadcast_to((3 * np.arange(t))[:, None, None] + np.arange(3)[None, :, None], (t, 3, 3))
+    c_idx = np.broadcast_to((3 * np.arange(t))[:, None, None] + np.arange(3)[None, None, :], (t, 3, 3))
+    B = sp.csr_matrix((D.transpose(0, 2, 1).ravel(), (r_idx.ravel(), c_idx.ravel())), shape=(3 * t, 3 * t))
+    grad = sp.csr_matrix(B @ scalar_gradient_operator(mesh))
+    L_F = sp.csr_matrix(grad.T @ sp.diags(np.repeat(w, 3)) @ grad)
+    on = w > 0
+    # One fiber cluster per plain cluster and bone: a cluster's single rotation must not straddle a joint,
+    # or the fibers there would lock it (measured: an arm's swing from 2.6 % to 0.1 %).
+    pair = labels[on].astype(np.int64) * (int(fibers.bone.max()) + 1) + fibers.bone[on]
+    kept, fl = np.unique(pair, return_inverse=True)
+    totals = np.bincount(fl, weights=w[on], minlength=len(kept))
+    G = sp.csr_matrix((w[on] / totals[fl], (fl, np.flatnonzero(on))), shape=(len(kept), t))
+    return sp.csr_matrix(sp.kron(G, sp.identity(3)) @ grad), L_F, totals, kept
+
+
+def cluster_rows_operator(mesh: TetMesh, labels: np.ndarray, mu: np.ndarray, fibers: Fibers | None) -> sp.csr_matrix:
+    """(3r x n): the plain clusters' gradient rows (:func:`cluster_gradient_operator`), then the fiber
+    clusters' (:func:`fiber_gradient_operator`) when there are fibers: what C_W and C_R are of x."""
+    CD = cluster_gradient_operator(mesh, labels, mu * mesh.volumes)
+    if fibers is None or not np.any(fibers.strength > 0):
+        return CD
+    return sp.csr_matrix(sp.vstack([CD, fiber_gradient_operator(mesh, labels, mu, fibers)[0]]))
+
+
+def without_fibers(model: ReducedModel) -> ReducedModel:
+    """The model with its fiber clusters left out (the plain clusters' rows only): for the pose-space blends,
+    whose per-pose products are the plain clusters' (:mod:`core.posespace.model`)."""
+    if model.fiber is None:
+        return model
+    plain = ~np.asarray(model.fiber, dtype=bool)
+    rows = np.repeat(plain, 3)
+    return replace(
+        model,
+        C_W=model.C_W[rows],
+        C_R=None if model.C_R is None else model.C_R[rows],
+        cluster_mu=model.cluster_mu[plain],
+        cluster_lam=model.cluster_lam[plain],
+        fiber=None,
+        A_F=None,
+        fiber_axes=None,
+        fiber_strength=None,
+        fiber_bone=None,
+    )
+
+
 def reduce_products(
     mesh: TetMesh,
     material: Material,
@@ -125,8 +215,10 @@ def reduce_products(
     weights: np.ndarray,
     labels: np.ndarray,
     rig_weights: np.ndarray | None,
+    fibers: Fibers | None = None,
 ) -> dict[str, np.ndarray]:
-    """The precomputed products of Algorithm 2 in scalar-factored form (see module doc)."""
+    """The precomputed products of Algorithm 2 in scalar-factored form (see module doc), with the fiber
+    clusters' rows after the plain ones when ``fibers`` are given (:func:`fiber_gradient_operator`)."""
     centre, scale = normalization(mesh.X)
     Y = lbs_basis(weights, (mesh.X - centre) / scale)
     Ls = scalar_laplacian(mesh, material.mu)
@@ -143,6 +235,18 @@ def reduce_products(
         "cluster_mu": np.bincount(labels, weights=stiffness),
         "cluster_lam": np.bincount(labels, weights=material.lam * mesh.volumes),
     }
+    if fibers is not None and np.any(fibers.strength > 0):
+        G, L_F, totals, _ = fiber_gradient_operator(mesh, labels, material.mu, fibers)
+        r = len(out["cluster_mu"])
+        CD = sp.csr_matrix(sp.vstack([CD, G]))
+        out["C_W"] = np.asarray(CD @ Y)
+        out["cluster_mu"] = np.concatenate([out["cluster_mu"], totals])
+        out["cluster_lam"] = np.concatenate([out["cluster_lam"], np.zeros(len(totals))])
+        out["fiber"] = np.concatenate([np.zeros(r, dtype=bool), np.ones(len(totals), dtype=bool)])
+        out["A_F"] = Y.T @ (L_F @ Y)
+        out["fiber_axes"] = np.asarray(fibers.axes)
+        out["fiber_strength"] = np.asarray(fibers.strength)
+        out["fiber_bone"] = np.asarray(fibers.bone)
     if rig_weights is not None:
         YR = lbs_basis(rig_weights, mesh.X)
         out.update(A_LR=LY.T @ YR, A_MR=MY.T @ YR, C_R=np.asarray(CD @ YR))
@@ -227,14 +331,15 @@ def assemble_model(
     weights: np.ndarray,
     eigenvalues: np.ndarray,
     labels: np.ndarray,
+    fibers: Fibers | None = None,
 ) -> ReducedModel:
-    """A reduced model from given modes W (n, m) and cluster labels (t,).
+    """A reduced model from given modes W (n, m) and cluster labels (t,), with fiber clusters (fibers).
 
     Used by :func:`build_reduced_model`, and to put a rotated copy of a
     problem or a peer's basis on exactly the same subspace.
     """
     rig_w = rig.weights if isinstance(rig, LBSRig) else None
-    products = reduce_products(mesh, material, masses, weights, labels, rig_w)
+    products = reduce_products(mesh, material, masses, weights, labels, rig_w, fibers)
     return ReducedModel(
         X=mesh.X,
         T=mesh.T,
@@ -256,4 +361,9 @@ def assemble_model(
         A_LR=products.get("A_LR"),
         A_MR=products.get("A_MR"),
         C_R=products.get("C_R"),
+        fiber=products.get("fiber"),
+        A_F=products.get("A_F"),
+        fiber_axes=products.get("fiber_axes"),
+        fiber_strength=products.get("fiber_strength"),
+        fiber_bone=products.get("fiber_bone"),
     )

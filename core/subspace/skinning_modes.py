@@ -56,6 +56,7 @@ def skinning_eigenmodes(
     extra_rows: sp.spmatrix | None = None,
     extra_weights: np.ndarray | None = None,
     extra_groups: np.ndarray | None = None,
+    held: np.ndarray | None = None,
 ) -> SkinningModes:
     """Solve eq. 22 for m material-aware, rig-complementary skinning weights.
 
@@ -67,18 +68,25 @@ def skinning_eigenmodes(
     extra_weights (n x k): candidate weights (the rig's own weights of appendage bones) and
     extra_groups (k,): their chain; a chain no mode reaches joins the modes
     (:func:`augment_weights`), so m grows by up to k.
+    held: tet vertex indices every mode vanishes at, eliminated from the problem (Dirichlet): the same
+    modes as stick rows on them (:func:`core.model.planted.planted_rows`), for the cost of a smaller
+    problem instead of a constraint row each (thousands for a character's legs).
     """
     start = time.perf_counter()
     Hw = corotational_weight_space_hessian(mesh if shape is None else shape, material.mu, material.lam)
-    rows = None
-    if rig is not None:
-        d = np.ones(mesh.n) if leak is None else leak
-        rows = weight_space_constraint(mesh.X, rig, masses, d)
-    if extra_rows is not None and extra_rows.shape[0]:
-        rows = extra_rows if rows is None else sp.vstack([rows, extra_rows]).tocsr()
-    Y = np.zeros((mesh.n, 0)) if rows is None else constraint_basis(rows, masses)
-    res = constrained_eigenmodes(Hw, masses, Y, m, coords=(mesh if shape is None else shape).X, backend=backend)
-    W, lam, used = res.vectors, res.eigenvalues, None
+    free = free_vertices(mesh.n, held)
+    Y = weight_space_basis(mesh.X, rig, masses, leak, extra_rows, free)
+    coords = (mesh if shape is None else shape).X
+    sub = Hw if free is None else Hw[free][:, free]
+    res = constrained_eigenmodes(
+        sub,
+        masses if free is None else masses[free],
+        Y if free is None else Y[free],
+        m,
+        coords=coords if free is None else coords[free],
+        backend=backend,
+    )
+    W, lam, used = scatter(res.vectors, free, mesh.n), res.eigenvalues, None
     if extra_weights is not None and np.shape(extra_weights)[1]:
         extra = np.asarray(extra_weights, dtype=np.float64)
         groups = np.arange(extra.shape[1]) if extra_groups is None else np.asarray(extra_groups)
@@ -93,6 +101,52 @@ def skinning_eigenmodes(
         backend=res.backend,
         extra_used=used,
     )
+
+
+def free_vertices(n: int, held: np.ndarray | None) -> np.ndarray | None:
+    """Sorted indices (f,) of the n vertices not in ``held``, or None when nothing is held."""
+    if held is None or not len(held):
+        return None
+    keep = np.ones(n, dtype=bool)
+    keep[np.asarray(held, dtype=np.int64)] = False
+    return np.flatnonzero(keep)
+
+
+def scatter(V: np.ndarray, free: np.ndarray | None, n: int) -> np.ndarray:
+    """(n, k) with the rows of V (f, k) at ``free`` and zeros elsewhere (V itself when free is None)."""
+    if free is None:
+        return V
+    out = np.zeros((n, V.shape[1]))
+    out[free] = V
+    return out
+
+
+def weight_space_basis(
+    X: np.ndarray,
+    rig: Rig | None,
+    masses: np.ndarray,
+    leak: np.ndarray | None,
+    extra_rows: sp.spmatrix | None = None,
+    free: np.ndarray | None = None,
+) -> np.ndarray:
+    """Y (n, c): an M-orthonormal basis of the directions the weights must be M-orthogonal to (J_w W = 0
+    and the extra rows), zero on vertices outside ``free`` (held ones, where every weight is 0 anyway).
+
+    X: (n, 3) rest positions; leak: (n,) d (None: 1); extra_rows: (k, n) more rows (contact);
+    free: (f,) indices of the vertices kept (None: all).
+    """
+    n = len(X)
+    rows = None
+    if rig is not None:
+        d = np.ones(n) if leak is None else leak
+        rows = weight_space_constraint(X, rig, masses, d)
+    if extra_rows is not None and extra_rows.shape[0]:
+        rows = extra_rows if rows is None else sp.vstack([rows, extra_rows]).tocsr()
+    if rows is None:
+        return np.zeros((n, 0))
+    if free is None:
+        return constraint_basis(rows, masses)
+    return scatter(constraint_basis(sp.csr_matrix(rows)[:, free], masses[free]), free, n)
 
 
 def modal_reach(W: np.ndarray, masses: np.ndarray, extra: np.ndarray) -> np.ndarray:

@@ -71,6 +71,7 @@ READ_BY_THE_ADDON = {
     "density_group",
     "leak_mode",
     "leak_group",
+    "rigid_group",  # read into CharacterInput.rigid when Rigid Pieces is Vertex Group (issue 37)
     "planted_feet",
     "cache_dir",
     "subspace_method",  # which drive an object rig gets (issue 27), chosen where the session builds it
@@ -137,9 +138,11 @@ def test_core_values_reads_settings_by_name_and_lowers_enum_ids():
         "tet_method": "LATTICE",
         "loose_parts": "SKIP",
         "swing_appendages": False,
+        "rigid_pieces": "ALL",
     }
     sub = SubspaceSettings(**core_values(SubspaceSettings, props.__getitem__))
     assert (sub.modes, sub.clusters, sub.tet_method, sub.loose_parts, sub.seed) == (24, 90, "lattice", "skip", 0)
+    assert sub.rigid_pieces == "all"
     solver_props = {"substeps": 3, "iterations": 7, "stiffness_mode": "PHYSICAL", "wobble_hz": 2.0}
     values = core_values(SolverSettings, lambda n: solver_props.get(n, getattr(SolverSettings, n)))
     solver = SolverSettings(**values)

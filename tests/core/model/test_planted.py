@@ -80,3 +80,36 @@ def test_planted_flags_are_checked(feet):
     V, F, W = feet
     with pytest.raises(RigError, match="one flag per vertex"):
         prepare_character(CharacterInput(rest=V, faces=F, bone_weights=W, planted=np.ones(3, bool)), SUB)
+
+
+def test_a_clip_off_the_floor_plants_nothing():
+    """A swimmer: its lowest point still at every frame, but well below the floor (issue 37: a dolphin's
+    flippers, held as if they were feet, never moved).  Lift it onto the floor and it stands."""
+    rest = np.c_[np.zeros(20), np.zeros(20), np.linspace(0.0, 1.0, 20)]
+    W = np.ones((20, 1))
+    p = _walk(4)[:, :12]
+    below = rest - np.array([0.0, 0.0, 0.3])  # the lowest point 30 % of the body under the floor
+    assert not planted_vertices(below, W, p).any()
+    assert planted_vertices(rest, W, p).any()
+    assert planted_vertices(below, W, p, floor=None).any()  # without a floor: any lowest point stands
+    assert planted_vertices(below, W, p, floor=-0.3).any()
+
+
+def test_a_planted_foot_holds_its_thin_leg_but_not_a_thick_body():
+    """Tet vertices held for the flesh calibration: the thin foot bone and the thin chain above it, never
+    the thick body the leg hangs from (nor a thick body that lies on the ground)."""
+    from core.model.planted import leg_tet_vertices
+
+    n = 60
+    X = np.c_[np.zeros(n), np.zeros(n), np.linspace(0.0, 1.0, n)]
+    bone = np.repeat([0, 1, 2], 20)  # 0 foot (bottom), 1 shin, 2 body (top)
+    W = np.eye(3)[bone]
+    depth = np.where(bone == 2, np.linspace(0, 1.0, n), 0.05)  # the body is deep, the leg is thin
+    parents = np.array([1, 2, -1])
+    planted = np.zeros(n, dtype=bool)
+    planted[:5] = True  # the sole
+    held = leg_tet_vertices(W, X, depth, parents, W, X, planted)
+    assert set(np.unique(bone[held])) == {0, 1}
+    # A body on the ground (thick where it is planted) is not held at all.
+    thick = np.ones(n)
+    assert len(leg_tet_vertices(W, X, thick, parents, W, X, planted)) == 0

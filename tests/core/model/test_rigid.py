@@ -3,9 +3,10 @@
 import numpy as np
 import pytest
 
+from core.errors import SkinmodesError
 from core.model.planted import planted_tet_vertices
 from core.model.rig import rig_parameters
-from core.model.rigid import rigid_pieces, vertex_pieces
+from core.model.rigid import HARD_SURFACE, held_pieces, rigid_pieces, vertex_pieces
 from core.pipeline import CharacterInput, FrameSimulation, SolverSettings, SubspaceSettings, prepare_character
 from core.validation.scenes import chain_weights
 from tests.core.surfaces import join, uv_sphere
@@ -72,8 +73,8 @@ def test_a_rigid_part_follows_its_bone_exactly_and_swings_without_the_rule(body_
     V, F, W, plate = body_and_plate
     p = _swing(30)
     inp = CharacterInput(rest=V, faces=F, bone_weights=W)
-    prep = prepare_character(inp, SUB)
-    free = prepare_character(inp, SubspaceSettings(**{**SUB.__dict__, "rigid_parts": False}))
+    prep = prepare_character(inp, SubspaceSettings(**{**SUB.__dict__, "rigid_pieces": "all"}))
+    free = prepare_character(inp, SubspaceSettings(**{**SUB.__dict__, "rigid_pieces": "none"}))
     assert prep.key != free.key and prep.stats["rigid_vertices"] > 0
     held = planted_tet_vertices(prep.mesh.T, prep.embedding.tet, plate)
     # Every mode vanishes on the plate's tet corners: the stick rows are solved to round-off.
@@ -90,3 +91,23 @@ def test_a_rigid_part_follows_its_bone_exactly_and_swings_without_the_rule(body_
     assert held_u[:, plate].max() <= 1e-7
     # The blended body keeps its secondary motion.
     assert held_u[:, ~plate].max() > 1e-4
+
+
+def test_held_pieces_follow_the_rigid_pieces_mode(body_and_plate):
+    """Automatic holds one-bone loose pieces only on a hard-surface mesh (HARD_SURFACE of it or more in such
+    pieces: a robot of plates); All holds them, None none, Vertex Group the painted vertices."""
+    V, F, W, plate = body_and_plate
+    assert plate.mean() < HARD_SURFACE  # an organic body with one plate: the plate jiggles by default
+    assert not held_pieces(V, F, W, "auto").any()
+    assert np.array_equal(held_pieces(V, F, W, "all"), plate)
+    assert not held_pieces(V, F, W, "none").any()
+    painted = np.where(plate, 1.0, 0.0)
+    painted[0] = 0.7  # any vertex the animator paints at 0.5 or more follows its bone
+    assert np.array_equal(held_pieces(V, F, W, "group", painted), plate | (np.arange(len(V)) == 0))
+    assert not held_pieces(V, F, W, "group", None).any()
+    # A mesh of plates: every piece alone on its bone (two spheres, one per bone) is hard-surface.
+    Wp = np.zeros_like(W)
+    Wp[plate, 1] = Wp[~plate, 0] = 1.0
+    assert held_pieces(V, F, Wp, "auto").all()
+    with pytest.raises(SkinmodesError, match="Rigid Pieces"):
+        held_pieces(V, F, W, "some")

@@ -44,7 +44,7 @@ def test_rotation_strain_moves_a_one_bone_object_and_refuses_a_rig_of_bones(prep
         rotstrain_drive(prepared, SolverSettings(), swing, 4)
     X, T = bar_tet_mesh(2.0, 0.5, 4)
     inp = CharacterInput(rest=X, faces=boundary_faces(T), bone_weights=np.ones((len(X), 1)))
-    obj = prepare_character(inp, SubspaceSettings(modes=4, clusters=10, rigid_parts=False), tets=(X, T))
+    obj = prepare_character(inp, SubspaceSettings(modes=4, clusters=10, rigid_pieces="none"), tets=(X, T))
 
     def whip(f):
         g = min(max(f - 1, 0), 6) / 6

@@ -98,19 +98,21 @@ def test_preroll_starts_the_shot_with_the_flesh_already_moving(prepared):
 
 
 def test_settles_on_the_held_pose(prepared):
-    """The swing stops at frame 24 and holds: one second (24 frames) later the flesh is on the pose.
+    """The swing stops at frame 24 and holds: one second (24 frames) later the flesh is back on the pose.
 
-    Default controls (3 Hz, damping ratio 0.2): the amplitude falls by about
-    e^(-0.2 * 2 pi * 3) = 5e-4 in a second, below 1 % of the largest offset.
+    Default controls (3 Hz, damping ratio 0.2): mass-proportional damping makes every motion's
+    amplitude fall as e^(-zeta 2 pi f t) = e^(-3.77) = 0.023 in a second, whatever its frequency
+    (backward Euler damps a little more).  Tolerance: twice that envelope, of the largest offset.
     """
 
     def stop(f):
         return swing(min(f, 24))
 
     sim = FrameSimulation(prepared, SolverSettings(), 1, 48, stop)
-    peak = max(np.abs(sim.offsets(f)).max() for f in range(1, 25))
+    peak = max(np.abs(sim.offsets(f)).max() for f in range(1, 49))
     assert peak > 1e-3
-    assert np.abs(sim.offsets(48)).max() <= 0.01 * peak
+    envelope = float(np.exp(-0.2 * 2.0 * np.pi * 3.0 * 1.0))
+    assert np.abs(sim.offsets(48)).max() <= 2.0 * envelope * peak
 
 
 def test_animated_controls_are_read_per_frame(prepared):
@@ -220,6 +222,9 @@ class LaggingRoot:
 
     def displacement(self, state, frame):
         return np.repeat(state.z, self.count, axis=0).astype(np.float32)
+
+    def offset(self, state, frame, displacement):
+        return displacement
 
     def skin_correction(self, frame):
         return None

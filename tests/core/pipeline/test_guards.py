@@ -108,7 +108,8 @@ def test_the_guard_says_when_the_motion_is_implausible(prepared):
     wild = FrameSimulation(prepared, SolverSettings(wobble_hz=0.2, damping_ratio=0.0), 1, 30, whip)
     wild.offsets(30)
     offset = [w for w in wild.warnings if "secondary motion reached" in w]
-    assert len(offset) == 1 and all(w.startswith("frame ") for w in wild.warnings)
+    guard = [w for w in wild.warnings if "solver step" not in w]  # the solver may add its convergence line
+    assert len(offset) == 1 and all(w.startswith("frame ") for w in guard)
 
 
 def test_a_rig_jump_is_reported_with_its_frame(prepared):

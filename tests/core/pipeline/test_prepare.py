@@ -116,6 +116,7 @@ def test_galilean_invariance_with_appendages_and_planted_flesh(tailed):
 
 def test_prepared_character_has_what_the_solver_needs(prepared, character):
     st = prepared.stats
+    # Six eigenmodes, and a weight for each of the body's parts that adds a direction (the flesh calibration).
     assert st["tets"] > 1000 and st["modes"] == 6 and st["clusters"] >= 10
     assert prepared.reconstructor.count == len(character.rest)
     assert np.allclose(prepared.tet_bone_weights.sum(axis=1), 1.0)

@@ -463,6 +463,7 @@ def read_character(
         local = vertex_positions(mesh_in).astype(np.float64)
         faces = triangles(mesh_in)
         stiffness, density, leak = painted_masks(obj, obj_in, settings)
+        rigid = rigid_group(obj, obj_in, settings)
     unbound = total <= MIN_WEIGHT_SUM  # the vertices Blender's Armature modifier leaves where they are
     root = bool(unbound.any())
     if root:
@@ -483,11 +484,14 @@ def read_character(
         bone_heads=heads,
         bone_tails=tails,
         bone_parents=bone_parents(cast(bpy.types.Object, arm), bones, root),
+        rigid=rigid,
     )
     binding = RigBinding(armature=arm.name, bones=tuple(bones), root=root, rest_map=G, unit=unit)
     if settings.planted_feet:
         params = rig_samples(obj, binding, scene, settings.frame_range(scene), start_frame)
-        inp = replace(inp, planted=planted_vertices(inp.rest, inp.bone_weights, params))
+        # The floor is the Ground setting's height (world Z, scene units), also when Ground contact is off.
+        floor = unit * float(settings.ground_height)
+        inp = replace(inp, planted=planted_vertices(inp.rest, inp.bone_weights, params, floor=floor))
     return inp, binding
 
 
@@ -515,6 +519,24 @@ def painted_masks(
         group(s.density_group, "the Density Mask"),
         group(s.leak_group, "the Leak Group") if s.leak_mode == "GROUP" else None,
     )
+
+
+def rigid_group(obj: bpy.types.Object, obj_in: bpy.types.Object, s: SkinmodesSettings) -> np.ndarray | None:
+    """(k,) the Rigid Group's weights when Rigid Pieces is Vertex Group, else None.
+
+    A missing group is refused in one line that says how to make one (the panel's piece list does it).
+    """
+    if s.rigid_pieces != "GROUP":
+        return None
+    if obj.vertex_groups.get(s.rigid_group) is None:
+        raise SkinmodesError(
+            f"vertex group '{s.rigid_group}' (the Rigid Group) not found on '{obj.name}'; click a piece's lock in "
+            "the Subspace panel's Rigid Pieces list, or set Rigid Pieces to Automatic"
+        )
+    values = vertex_group_weights(obj_in, [s.rigid_group])[:, 0]
+    if not np.isfinite(values).all():
+        raise nan_weights_error(obj, s.rigid_group, "the Rigid Group")
+    return values
 
 
 def bone_parents(arm: bpy.types.Object, bones: list[str], root: bool) -> np.ndarray:

@@ -127,7 +127,7 @@ def resting_vertices(rest: np.ndarray, params: np.ndarray, height: float = HEIGH
 
 def object_subspace(subspace: SubspaceSettings) -> SubspaceSettings:
     """The subspace settings for an object rig: no rigid parts (every piece is bound to the one bone)."""
-    return replace(subspace, rigid_parts=False)
+    return replace(subspace, rigid_pieces="none")
 
 
 def still_note(name: str, binding: RigBinding, rig: dict[int, np.ndarray], start: int, end: int) -> str:

@@ -19,7 +19,7 @@ import numpy as np
 from . import preview
 from .bake.job import BakeJob
 from .bake.outputs import clear_bake
-from .character import armature_modifier, is_object_rig, renumbering_modifiers
+from .character import armature_modifier, is_object_rig, renumbering_modifiers, vertex_group_weights
 from .core.errors import SkinmodesError
 from .core.geometry.embedding import interpolate
 from .props import active_mesh, scene_of, settings
@@ -358,6 +358,84 @@ class SKINMODES_OT_create_mask(bpy.types.Operator):
         return {"FINISHED"}
 
 
+class SKINMODES_OT_toggle_rigid_pieces(bpy.types.Operator):
+    """Make the loose pieces under the selected vertices follow their bone exactly, or jiggle again if they
+    already do (Edit Mode: select a vertex of each piece)"""
+
+    bl_idname = "skinmodes.toggle_rigid_pieces"
+    bl_label = "Toggle Rigid Pieces"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        obj = context.active_object
+        if obj is None or obj.type != "MESH" or context.mode != "EDIT_MESH":
+            cls.poll_message_set("In Edit Mode, select a vertex of each piece to toggle")  # type: ignore[attr-defined]
+            return False
+        return True
+
+    @reports_errors()
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        obj = active_mesh(context)
+        bpy.ops.object.mode_set(mode="OBJECT")  # the selection and the groups are written back to the mesh
+        try:
+            changed, now_rigid = toggle_rigid_pieces(obj)
+        finally:
+            bpy.ops.object.mode_set(mode="EDIT")
+        if not changed:
+            self.report({"WARNING"}, "no vertex selected: in Edit Mode select a vertex of each piece to toggle")
+            return {"CANCELLED"}
+        what = "follow their bone exactly" if now_rigid else "jiggle with the flesh"
+        self.report({"INFO"}, f"{changed} piece(s) now {what} (Rigid Pieces: Vertex Group)")
+        return {"FINISHED"}
+
+
+def toggle_rigid_pieces(obj: bpy.types.Object) -> tuple[int, bool]:
+    """(pieces toggled, whether they are now rigid): the loose pieces holding the selected vertices join the
+    Rigid Group, or leave it when they were all in it already; Rigid Pieces becomes Vertex Group, its group
+    seeded with what the current mode held (so switching keeps every other piece as it was)."""
+    from .core.model.rigid import held_pieces, vertex_pieces
+
+    mesh = obj.data
+    k = len(mesh.vertices)
+    co = np.empty(3 * k, dtype=np.float32)
+    mesh.vertices.foreach_get("co", co)
+    sel = np.empty(k, dtype=bool)
+    mesh.vertices.foreach_get("select", sel)
+    faces = np.array([tri.vertices[:] for tri in mesh.loop_triangles], dtype=np.int64).reshape(-1, 3)
+    if not len(faces):
+        mesh.calc_loop_triangles()
+        faces = np.array([tri.vertices[:] for tri in mesh.loop_triangles], dtype=np.int64).reshape(-1, 3)
+    piece = vertex_pieces(co.reshape(-1, 3).astype(np.float64), faces)
+    chosen = np.unique(piece[sel & (piece >= 0)])
+    if not len(chosen):
+        return 0, False
+    s = settings(obj)
+    name = s.rigid_group or "skinmodes_rigid"
+    group = obj.vertex_groups.get(name)
+    if group is None:
+        group = obj.vertex_groups.new(name=name)
+        arm = armature_modifier(obj)
+        if s.rigid_pieces != "GROUP" and arm is not None and arm.object is not None:
+            # Seed it with what the mode held, so that only the chosen pieces change.
+            bones = [b.name for b in arm.object.data.bones if obj.vertex_groups.get(b.name) is not None]
+            if bones:
+                W = vertex_group_weights(obj, bones)
+                held = held_pieces(co.reshape(-1, 3).astype(np.float64), faces, W, s.rigid_pieces.lower())
+                if held.any():
+                    group.add(np.flatnonzero(held).tolist(), 1.0, "REPLACE")
+    member = vertex_group_weights(obj, [name])[:, 0] >= 0.5
+    verts = np.isin(piece, chosen)
+    now_rigid = not member[verts].all()
+    if now_rigid:
+        group.add(np.flatnonzero(verts).tolist(), 1.0, "REPLACE")
+    else:
+        group.remove(np.flatnonzero(verts).tolist())
+    s.rigid_group = name
+    s.rigid_pieces = "GROUP"
+    return len(chosen), now_rigid
+
+
 # The viewport shading Show Mode shows a mode in; what it replaced is kept in registry.SHADING_BEFORE.
 # (type, color_type); Any: the stubs type each as its own Literal of enum items.
 MODE_SHADING: tuple[Any, Any] = ("SOLID", "VERTEX")
@@ -527,6 +605,7 @@ CLASSES = (
     SKINMODES_OT_bake,
     SKINMODES_OT_clear_bake,
     SKINMODES_OT_create_mask,
+    SKINMODES_OT_toggle_rigid_pieces,
     SKINMODES_OT_show_mode,
     SKINMODES_OT_hide_mode,
     SKINMODES_OT_add_pose,

@@ -117,6 +117,10 @@ class SKINMODES_PT_subspace(_Panel, bpy.types.Panel):
         col.prop(s, "target_tets")
         col.prop(s, "tet_method")
         col.prop(s, "loose_parts")
+        col.prop(s, "rigid_pieces")
+        if s.rigid_pieces == "GROUP":
+            col.prop_search(s, "rigid_group", obj, "vertex_groups")
+        col.operator("skinmodes.toggle_rigid_pieces", icon="LOCKED")
         col.operator("skinmodes.compute_modes", icon="MOD_PHYSICS")
         if s.stat_modes:
             box = col.box()

@@ -30,8 +30,34 @@ DUMPS: dict[str, tuple[str, tuple[str, ...]] | None] = {
     "robot_hand": ("robot_hand", ("Wave",)),
     "stag": ("stag", ("AnimalArmature|Gallop",)),
     "trex": ("trex", ("Armature|TRex_Run",)),
+    "husky": ("husky", ("AnimalArmature|Gallop",)),
+    "husky_walk": ("husky", ("AnimalArmature|Walk",)),
+    "frog": ("frog", ("FrogArmature|Frog_Jump",)),
+    "bee": ("bee", ("MonsterArmature|Flying",)),
+    "dolphin": ("dolphin", ("Armature|Swim",)),
+    "platformer": ("platformer", ("CharacterArmature|Run",)),
+    "platformer_jump": ("platformer", ("CharacterArmature|Jump",)),
     "creature": None,
 }
+
+
+# The optional CharacterInput fields stored as ``input_<name>`` when the add-on set them.
+OPTIONAL = ("stiffness", "density", "leak", "planted", "bone_parents", "rigid")
+
+
+def character_input(d: Any) -> Any:
+    """The :class:`core.pipeline.CharacterInput` a dump (an opened ``.npz``) holds, as the add-on built it."""
+    from core.pipeline import CharacterInput
+
+    extra = {k: d[f"input_{k}"] for k in OPTIONAL if f"input_{k}" in d}
+    return CharacterInput(
+        rest=d["rest"],
+        faces=d["faces"],
+        bone_weights=d["bone_weights"],
+        bone_heads=d["bone_heads"],
+        bone_tails=d["bone_tails"],
+        **extra,
+    )
 
 
 def _loaded(bpy: Any, name: str) -> rc.Loaded:
@@ -97,4 +123,6 @@ def dump(bpy: Any, name: str, path: Path) -> None:
         stop=loaded.stop,
         end=loaded.end,
         fps=loaded.fps,
+        # The masks the add-on read (planted feet, painted groups), so a core run sees what a bake sees.
+        **{f"input_{k}": np.asarray(v) for k in OPTIONAL if (v := getattr(inp, k)) is not None},
     )

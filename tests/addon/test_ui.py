@@ -75,8 +75,15 @@ def test_every_panel_draws_its_rows_on_a_skinned_mesh(addon, creature, capfd):
     ]
     assert props(drawn["SKINMODES_PT_leak"]) == ["leak_mode", "leak_mode", "swing_appendages", "planted_feet"]
     assert operators(drawn["SKINMODES_PT_leak"]) == ["skinmodes.create_mask"]
-    assert props(drawn["SKINMODES_PT_subspace"]) == ["modes", "clusters", "target_tets", "tet_method", "loose_parts"]
-    assert operators(drawn["SKINMODES_PT_subspace"]) == ["skinmodes.compute_modes"]
+    assert props(drawn["SKINMODES_PT_subspace"]) == [
+        "modes",
+        "clusters",
+        "target_tets",
+        "tet_method",
+        "loose_parts",
+        "rigid_pieces",
+    ]
+    assert operators(drawn["SKINMODES_PT_subspace"]) == ["skinmodes.toggle_rigid_pieces", "skinmodes.compute_modes"]
     assert props(drawn["SKINMODES_PT_simulation"]) == [
         "rest_state",
         "substeps",

@@ -295,8 +295,9 @@ def test_too_many_modes_for_the_mesh_lower_the_modes(addon, shot):
 def test_implausible_motion_raise_the_wobble(addon, tmp_path):
     """A big hop on a floppy, undamped creature: the guard's warning names the fix, and it silences it.
 
-    (The hint names the wobble first: raising the damping ratio alone does not help here, at 0.3 Hz
-    even critical damping lags 50% of the size behind the rig.)
+    (The hint names the wobble first: raising the damping ratio alone does not help here, at 0.2 Hz
+    even critical damping lags 50% of the size behind the rig.  At 0.3 Hz the played motion, measured on
+    the render vertices since issue 37, peaks at 48 % of the size, under the guard's 50 %.)
     """
     import bpy
 
@@ -305,10 +306,13 @@ def test_implausible_motion_raise_the_wobble(addon, tmp_path):
     obj, _arm = build_creature(detail=16, frames=(1, 24), hop=0.6)
     s = obj.skinmodes
     s.cache_dir, s.target_tets, s.modes, s.clusters, s.substeps = "//skinmodes_cache/", 3000, 8, 30, 1
-    s.wobble_hz, s.damping_ratio = 0.3, 0.0
+    s.wobble_hz, s.damping_ratio = 0.2, 0.0
     bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "hop.blend"))
     warnings = bakes(addon, obj)["warnings"]
-    assert len(warnings) == 1 and "raise the wobble frequency, then the damping ratio" in warnings[0]
+    # The guard's line names the fix; the only other line allowed is the solver's own at its cap (2 steps of
+    # this 59 % undamped hop, since the flesh calibration of issue 37), which names its own fix.
+    guard = [w for w in warnings if "raise the wobble frequency, then the damping ratio" in w]
+    assert len(guard) == 1 and all(w in guard or "stopped unconverged" in w for w in warnings), warnings
     s.wobble_hz = 3.0
     # Silenced.  (At 3 Hz an undamped request is below backward Euler's own damping: that one note stays.)
     assert not [w for w in bakes(addon, obj)["warnings"] if "raise the wobble frequency" in w]

@@ -28,7 +28,8 @@ def test_background_job_gives_the_synchronous_session(addon, creature):
     background = session_mod.finish_job(job)
     assert session_mod.running_job(obj) is None and session_mod.session_for(obj) is background
     figures = settings_figures(obj)
-    assert figures[1] == 8 and figures[4] == background.prepared.key
+    # The creature's 8 modes, and a weight for each of its parts' flesh (issue 37): the model's own count.
+    assert figures[1] == background.prepared.model.m > 8 and figures[4] == background.prepared.key
 
     # The same request prepared in this thread, through the one-call path.
     request = session_mod.read_request(obj, scene)

@@ -102,7 +102,7 @@ def model_key(
         seed,
         None if held is None else np.asarray(held, dtype=np.int64),
         *(() if extra_weights is None else ("extra-weights", *AUGMENTATION, extra_weights, extra_groups)),
-        *(() if parts is None else ("flesh", *FLESH, parts.bone_part, parts.carried, parts.thin)),
+        *(() if parts is None else ("flesh", *FLESH, parts.bone_part, parts.loads, parts.carried, parts.thin)),
         *(() if fibers is None else ("fibers", FIBER_DELTA, fibers.axes, fibers.strength, fibers.bone)),
     )
 

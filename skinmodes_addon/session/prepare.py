@@ -68,8 +68,6 @@ def _prepare(
         progress("slowest frequency", share)
     try:
         prepared.slowest_frequency(uses_arap(request.solver, prepared))
-        # A flesh model's Wobble comes from its calibration, not from a factorisation of its mass matrix: ask.
-        np.linalg.cholesky(0.5 * (prepared.model.A_M + prepared.model.A_M.T))
     except np.linalg.LinAlgError as exc:  # the reduced mass matrix is singular: modes that repeat each other
         raise SubspaceError(
             f"the {request.subspace.modes} modes of '{request.object_name}' are not independent on a mesh of "

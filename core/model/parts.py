@@ -87,21 +87,25 @@ def body_parts(
     parents: np.ndarray | None = None,
     min_share: float = MIN_PART_SHARE,
     max_parts: int = MAX_PARTS,
+    bones: np.ndarray | None = None,
 ) -> Parts:
     """The character's parts (module doc).
 
     tet_weights: (n, b) volume bone weights; masses: (n,) lumped masses; depth: (n,) distance to the
     surface (:func:`core.model.leak.surface_depth`); parents: (b,) parent weight column, -1 at a root
     (None: no bone tree, every bone a part of its own until the budget merges the lightest pairs of
-    bones whose flesh touches, by the order of their columns).
+    bones whose flesh touches, by the order of their columns); bones: (b,) bool, the columns that are bones
+    (None: all).  A column without a bone (vertices bound to nothing: the bee has twelve, gathered at the
+    origin) owns no flesh: it is no part of the body, and its weights load no part.
     """
     W = np.asarray(tet_weights, dtype=np.float64)
     b = W.shape[1]
     dominant = W.argmax(axis=1)
     count = np.bincount(dominant, minlength=b)
-    owns = count >= MIN_BONE_VERTICES
+    real = np.ones(b, dtype=bool) if bones is None else np.asarray(bones, dtype=bool)
+    owns = (count >= MIN_BONE_VERTICES) & real
     if not owns.any():
-        owns = count > 0
+        owns = (count > 0) & real if (real & (count > 0)).any() else count > 0
     bone_mass = np.bincount(dominant, weights=masses, minlength=b)
     deepest = np.zeros(b)
     np.maximum.at(deepest, dominant, depth)
@@ -146,7 +150,7 @@ def body_parts(
     for p, k in enumerate(keys):
         bone_part[list(groups[k])] = p
     # A bone without flesh goes with the part of its nearest ancestor that has some (its weights still load it).
-    for bone in np.flatnonzero(bone_part < 0):
+    for bone in np.flatnonzero((bone_part < 0) & real):
         a = parents[bone]
         while a >= 0 and bone_part[a] < 0:
             a = parents[a]

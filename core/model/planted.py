@@ -143,17 +143,21 @@ def leg_tet_vertices(
     render_weights: np.ndarray,
     rest: np.ndarray,
     planted: np.ndarray,
+    bones: np.ndarray | None = None,
 ) -> np.ndarray:
     """Sorted tet vertices of the feet and legs standing on the planted render vertices (module doc).
 
     tet_weights: (n, b) volume weights of the tet vertices X (n, 3), depth (n,) their distance to the
     surface; parents: (b,) parent column (-1 at a root; None: no climb); render_weights (k, b), rest
-    (k, 3) and planted (k,) bool: the render vertices.  Legs are thin bones (flesh never deeper than
-    :data:`THIN` of the body's deepest): a foot is a thin bone with :data:`FOOT_SHARE` of its render
-    vertices planted; a leg bone owns flesh within :data:`LEG_REACH` of the diagonal of a planted
-    vertex and at most :data:`LEG_SHARE` of the tet vertices (an IK rig's leg is no ancestor of its
-    foot), or is up a foot's or a leg's chain of thin, unbranched bones.  A thick bone on the ground (a
-    belly, a blob's body) is never held whole.
+    (k, 3) and planted (k,) bool: the render vertices; bones: (b,) bool, the columns with a bone (None:
+    all; a column without one, such as unbound vertices gathered at the origin, is never a foot).  Legs
+    are thin bones (flesh never deeper than :data:`THIN` of the body's deepest): a foot is a thin bone
+    with :data:`FOOT_SHARE` of its render vertices planted; a leg bone owns flesh within
+    :data:`LEG_REACH` of the diagonal of a foot's planted vertex, holds at most :data:`LEG_SHARE` of
+    the tet vertices and has at most one child (an IK rig's leg is no ancestor of its foot), or is up a
+    foot's or a leg's chain of thin, unbranched bones.  A thick bone on the ground (a belly, a blob's
+    body) is never held whole, nor is anything near flesh that only touches the ground without a foot
+    (a flyer's body resting its tip on the floor: the bee's abdomen was held as a "leg" of its own tip).
     """
 
     W = np.asarray(tet_weights)
@@ -162,20 +166,30 @@ def leg_tet_vertices(
     deepest = np.zeros(b)
     np.maximum.at(deepest, dominant, depth)
     thin = deepest < THIN * max(float(np.max(depth)), 1e-300)
+    if bones is not None:
+        thin &= np.asarray(bones, dtype=bool)
     bone = np.asarray(render_weights).argmax(axis=1)
+    planted = np.asarray(planted, dtype=bool)
     count = np.bincount(bone, minlength=b)
-    down = np.bincount(bone, weights=np.asarray(planted, dtype=np.float64), minlength=b)
-    legs = thin & (down >= FOOT_SHARE * np.maximum(count, 1)) & (count > 0)
-    if not legs.any():
+    down = np.bincount(bone, weights=planted.astype(np.float64), minlength=b)
+    feet = thin & (down >= FOOT_SHARE * np.maximum(count, 1)) & (count > 0)
+    if not feet.any():
         return np.zeros(0, dtype=np.int64)
-    reach = LEG_REACH * float(np.linalg.norm(X.max(axis=0) - X.min(axis=0)))
-    near, _ = cKDTree(np.asarray(rest)[np.asarray(planted, dtype=bool)]).query(X, distance_upper_bound=reach)
-    # IK rigs: the leg's own bones are no ancestors of the foot; a light thin bone next to the planted flesh is one.
-    light = np.bincount(dominant, minlength=b) <= LEG_SHARE * len(dominant)
-    legs |= np.isin(np.arange(b), np.unique(dominant[np.isfinite(near)])) & thin & light
+    legs = feet.copy()
+    children = np.zeros(b, dtype=np.int64)
     if parents is not None:
         parents = np.asarray(parents, dtype=np.int64)
-        children = np.bincount(parents[parents >= 0], minlength=b)
+        # Children with flesh of their own: an IK pole or a control bone does not branch a leg.
+        owns = np.bincount(dominant, minlength=b) > 0
+        children = np.bincount(parents[(parents >= 0) & owns], minlength=b)
+    reach = LEG_REACH * float(np.linalg.norm(X.max(axis=0) - X.min(axis=0)))
+    soles = np.asarray(rest)[planted & feet[bone]]
+    near, _ = cKDTree(soles).query(X, distance_upper_bound=reach)
+    # IK rigs: the leg's own bones are no ancestors of the foot; a light, thin, unbranched bone next to a
+    # foot's planted flesh is one (a hip or a body the legs branch from is not: the platformer's body was).
+    light = np.bincount(dominant, minlength=b) <= LEG_SHARE * len(dominant)
+    legs |= np.isin(np.arange(b), np.unique(dominant[np.isfinite(near)])) & thin & light & (children <= 1)
+    if parents is not None:
         for start in np.flatnonzero(legs):  # a loop over bones, a few dozen
             up = parents[start]
             while up >= 0 and thin[up] and children[up] <= 1 and not legs[up]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -89,7 +90,12 @@ class FrameSimulation:
         self._controls = controls
         self._warnings = Warnings()  # ``warnings`` adds the solver's line
         if drive is None:
-            drive, notes = character_drive(prepared, solver, self.rig, posespace)
+            # Keyed Wobble comes per frame (``controls``; the settings carry 0): the drive's fibers, which the
+            # Wobble does not animate, are capped against the softest keyed value of the shot.
+            softest = solver if controls is None else replace(solver, wobble_hz=min(
+                controls(f)[0] for f in range(self.start - solver.preroll, self.end + 1)
+            ))  # fmt: skip
+            drive, notes = character_drive(prepared, softest, self.rig, posespace)
             for note in notes:
                 self._warnings.once(note, note)
         self.drive = drive

@@ -410,7 +410,9 @@ def prepare_character(
 
 def _parts(inp: CharacterInput, mesh: TetMesh, vol: _Volume) -> Parts:
     """The body's parts for the flesh calibration (:func:`core.model.parts.body_parts`)."""
-    return body_parts(vol.weights, lumped_mass(mesh, vol.material.density), surface_depth(mesh), inp.bone_parents)
+    bones = None if inp.bone_heads is None else np.isfinite(np.asarray(inp.bone_heads)).all(axis=1)
+    masses = lumped_mass(mesh, vol.material.density)
+    return body_parts(vol.weights, masses, surface_depth(mesh), inp.bone_parents, bones=bones)
 
 
 def _fibers(inp: CharacterInput, mesh: TetMesh, vol: _Volume, parts: Parts) -> Fibers | None:
@@ -532,7 +534,8 @@ def _held(
         out.planted, out.feet = _held_corners(mesh.T, out.embedding, inp.planted)
         if out.feet is not None and subspace.flesh:
             depth = surface_depth(mesh)
-            legs = leg_tet_vertices(tet_weights, mesh.X, depth, inp.bone_parents, W, rest, out.planted)
+            bones = None if inp.bone_heads is None else np.isfinite(np.asarray(inp.bone_heads)).all(axis=1)
+            legs = leg_tet_vertices(tet_weights, mesh.X, depth, inp.bone_parents, W, rest, out.planted, bones)
             out.feet = np.union1d(out.feet, legs)
         if out.feet is not None:
             stats["planted_vertices"] = float(len(out.feet))

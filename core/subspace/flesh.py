@@ -46,6 +46,18 @@ from ..model.rig import lbs_basis
 from .reduced import ReducedModel
 from .rest_stiffness import rest_hessian
 
+# No mode of the calibrated flesh rings slower than this share of the reference frequency: the constraint
+# holds some flesh whatever its stiffness (the platformer's torso, 8 tets between its head and its hips), its
+# sag cannot reach the others' and the calibration softened it until it rang at 0.7-2 Hz at Wobble 3 Hz.
+FLOOR = 0.6
+FLOOR_ROUNDS = 6
+# ... a mode with at least this share of its kinetic energy in one part (:func:`raise_floor`), which makes under
+# SEEN of that part's quasi-static sag (:func:`slow_modes`).
+LOCAL_MODE = 0.5
+SEEN = 0.05
+# A part whose stiffest direction's mean-square response is below this share of the next one's is elongated
+# (a tail, an ear, a limb: its own length); its sag is read across it (:func:`directional_sag`).
+ELONGATED = 1.0 / 16.0
 # Calibration rounds (at most) on the weight-space responses, then on the reduced model; a stage stops once
 # no part is more than CONVERGED (in log: 5 %) from the common sag.
 WEIGHT_ROUNDS = 12
@@ -136,10 +148,9 @@ def weight_space_sags(responses: np.ndarray, surfaces: list[np.ndarray]) -> np.n
 def reduced_sags(
     model: ReducedModel, arap: bool, loads: np.ndarray, surfaces: list[np.ndarray], fiber_scale: float = 0.0
 ) -> np.ndarray:
-    """(P,) each part's quasi-static sag in the reduced model under a unit acceleration of that part alone
-    (m per m/s^2 at stiffness scale 1): SAG_PERCENTILE over its surface of each vertex's RMS response to
-    the three directions (||U_v||_F / sqrt 3 of the vertex's 3 x 3 response to x, y and z: invariant under
-    rotations, as a percentile of each direction's alone is not).
+    """(P,) each part's quasi-static sag in the reduced model under a unit acceleration of what it carries
+    (m per m/s^2 at stiffness scale 1), along the direction that decides how it rings
+    (:func:`directional_sag`).
 
     The load of part P accelerated by g along e_i is the inertial force M l_P (g e_i) (loads (n, P));
     in the reduced coordinates (row-major vec Z, index 3a + i) it is Y^T M l_P at coordinate i.
@@ -158,9 +169,26 @@ def reduced_sags(
     out = np.zeros(P)
     for p, s in enumerate(surfaces):
         if len(s):
-            u = sum(np.sum((Y[s] @ Z[:, i * P + p].reshape(-1, 3)) ** 2, axis=1) for i in range(3))  # (|s|,)
-            out[p] = np.percentile(np.sqrt(u / 3.0), SAG_PERCENTILE)
+            out[p] = directional_sag(np.stack([Y[s] @ Z[:, i * P + p].reshape(-1, 3) for i in range(3)], axis=2))
     return out
+
+
+def directional_sag(U: np.ndarray) -> float:
+    """A part's sag from its surface vertices' responses U (k, 3, 3) (U[v, :, i]: vertex v's displacement under a
+    unit acceleration along e_i): the SAG_PERCENTILE of |U_v e| along the load direction e that decides how it
+    rings.
+
+    The load directions' mean-square responses are the eigenvalues of sum_v U_v^T U_v.  A body answers a
+    jolt along its stiffest direction least, and rings there fastest: calibrated on the RMS of the three
+    directions (the first version: the softest one's, in effect) bodies rang 20-50 % above the Wobble
+    (the creature's belly at 4.4 Hz at Wobble 3 Hz).  So e is the stiffest direction, unless the part is
+    elongated (that direction's mean square under ELONGATED of the next one's: along a tail, an ear or a
+    limb, where nothing swings and the fibers hold the length), then the next stiffest, across it.
+    Rotation-invariant: e turns with the character.
+    """
+    lam, E = np.linalg.eigh(np.einsum("vki,vkj->ij", U, U))
+    k = 1 if lam[0] < ELONGATED * lam[1] else 0
+    return float(np.percentile(np.linalg.norm(U @ E[:, k], axis=1), SAG_PERCENTILE))
 
 
 def tet_factors(mesh: TetMesh, parts: Parts, log_factors: np.ndarray) -> np.ndarray:
@@ -185,7 +213,11 @@ def _update(log_factors: np.ndarray, sags: np.ndarray) -> tuple[np.ndarray, np.n
     step = np.zeros_like(log_factors)
     step[on] = RELAX * np.log(sags[on] / ref)
     bound = np.log(FACTOR_RANGE)
-    return np.clip(log_factors + step, -bound, bound), on, ref, float(np.abs(step).max())
+    new = np.clip(log_factors + step, -bound, bound)
+    # A held part's own sag does not depend on its stiffness, but the joints it shares with its neighbours
+    # do: left at 1 while the others moved, it made those joints softer or stiffer than either side.
+    new[~on] = float(np.mean(new[on]))
+    return new, on, ref, float(np.abs(step).max())
 
 
 def add_weights(W: np.ndarray, extra: np.ndarray, masses: np.ndarray, Y: np.ndarray, X: np.ndarray) -> np.ndarray:
@@ -269,3 +301,55 @@ def reference(sags: np.ndarray) -> tuple[float, np.ndarray]:
         return 0.0, np.full(len(sags), np.nan)
     ref = float(np.exp(np.mean(np.log(sags[on]))))
     return ref, np.where(on, sags / ref, np.nan)
+
+
+def slow_modes(
+    model: ReducedModel, arap: bool, loads: np.ndarray, carried: np.ndarray, below: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """(omega (k,), shares (k, P)): the reduced model's modes slower than ``below`` (rad/s, stiffness scale 1,
+    fibers left out) that the calibration cannot see, and each one's kinetic-energy share in each part.
+
+    The modes solve K v = omega^2 M v on the 12m coordinates (K: :func:`rest_hessian`, M = A_M (x) I3); a
+    mode's share in part P is sum_v loads[v, P] m_v |u_v|^2 / sum_v m_v |u_v|^2 with u = Y v (n, 3) (loads
+    (n, P): the parts' own).  Unseen: in the part it lives in most, the mode makes under SEEN of the part's
+    quasi-static sag under what it carries (carried (n, P)), sum over x, y, z of (v . f)^2 / omega^2 against
+    the same sum over every mode.  A mode the sags see (a tail's swing, a held bar's tip) is the one the
+    calibration set; one they do not (a twist of the platformer's torso, which no uniform load bends) is
+    not calibrated at all.
+    """
+    K = rest_hessian(model, arap)
+    M = np.kron(model.A_M, np.eye(3))
+    w2, V = sla.eigh(0.5 * (K + K.T), 0.5 * (M + M.T))
+    omega = np.sqrt(np.maximum(w2, 0.0))
+    # Free directions (numerically zero energy) are no flesh ringing.
+    elastic = w2 > 1e-9 * max(float(w2.max()), 1e-300)
+    P = np.asarray(loads).shape[1]
+    slow = (omega < below) & elastic
+    if not slow.any():
+        return np.zeros(0), np.zeros((0, P))
+    Y = model.basis()
+    U = np.einsum("na,aik->nik", Y, V[:, slow].reshape(-1, 3, int(slow.sum())))  # (n, 3, k)
+    energy = model.masses[:, None] * np.sum(U**2, axis=1)  # (n, k)
+    shares = (np.asarray(loads).T @ energy).T / np.maximum(energy.sum(axis=0), 1e-300)[:, None]
+    g = Y.T @ (model.masses[:, None] * np.asarray(carried))  # (4m, P)
+    Vr = V.reshape(-1, 3, V.shape[1])  # (4m, 3, modes): coordinate 3a + i
+    proj = np.einsum("aP,aim->mPi", g, Vr) ** 2  # (modes, P, 3): (v . f_P,i)^2
+    compliance = np.where(elastic[:, None], proj.sum(axis=2) / np.maximum(w2, 1e-300)[:, None], 0.0)  # (modes, P)
+    total = np.maximum(compliance.sum(axis=0), 1e-300)
+    home = shares.argmax(axis=1)
+    seen = compliance[slow][np.arange(len(home)), home] >= SEEN * total[home]
+    return omega[slow][~seen], shares[~seen]
+
+
+def raise_floor(log_factors: np.ndarray, omega: np.ndarray, shares: np.ndarray, target: float) -> np.ndarray:
+    """(P,) the log factors with the parts ringing slower than ``target`` stiffened: each part by the largest,
+    over the slow modes (omega (k,), shares (k, P)) living in it (share at least LOCAL_MODE), of its share
+    times log (target / omega)^2 (what moves a mode living in that part alone to the target), clipped to
+    FACTOR_RANGE."""
+    logs = np.asarray(log_factors, dtype=np.float64)
+    shares = np.asarray(shares)
+    if not len(shares):
+        return logs
+    lift = np.where(shares >= LOCAL_MODE, shares, 0.0) * np.log((target / np.asarray(omega)) ** 2)[:, None]
+    bound = np.log(FACTOR_RANGE)
+    return np.clip(logs + np.maximum(lift.max(axis=0), 0.0), -bound, bound)

@@ -35,15 +35,19 @@ from ..model.parts import Parts
 from ..model.rig import Rig
 from .clusters import skinning_clusters
 from .flesh import (
+    FLOOR,
+    FLOOR_ROUNDS,
     REDUCED_ROUNDS,
     WEIGHT_ROUNDS,
     add_weights,
     calibrate,
     constrained_solver,
     part_surfaces,
+    raise_floor,
     reduced_sags,
     reference,
     response_weights,
+    slow_modes,
     tet_factors,
     weight_space_sags,
 )
@@ -120,6 +124,21 @@ def build_flesh_model(
         return reduced_sags(model, arap, parts.carried, surfaces)
 
     logs, sags, more = calibrate(mesh, parts, reduced, logs, REDUCED_ROUNDS)
+    for _ in range(FLOOR_ROUNDS):
+        ref, _ = reference(sags)
+        if not ref > 0.0:
+            break
+        target = FLOOR / np.sqrt(ref)
+        model = assemble_model(
+            mesh, scaled(material, tet_factors(mesh, parts, logs)), masses, d, rig, weights, eigenvalues, labels
+        )
+        omega, shares = slow_modes(model, arap, parts.loads, parts.carried, target)
+        # A little past the floor: the reference moves as the stiffened parts stop sagging.
+        lifted = raise_floor(logs, omega, shares, 1.05 * target)
+        if np.array_equal(lifted, logs):
+            break
+        logs = lifted
+        sags = reduced(tet_factors(mesh, parts, logs))
     timings["calibration"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     final = scaled(material, tet_factors(mesh, parts, logs))

@@ -28,8 +28,9 @@ def test_background_job_gives_the_synchronous_session(addon, creature):
     background = session_mod.finish_job(job)
     assert session_mod.running_job(obj) is None and session_mod.session_for(obj) is background
     figures = settings_figures(obj)
-    # The creature's 8 modes, and a weight for each of its parts' flesh (issue 37): the model's own count.
-    assert figures[1] == background.prepared.model.m > 8 and figures[4] == background.prepared.key
+    # The panel shows the model's own count: the Modes setting is the budget of the flesh model too (its m
+    # slowest Ritz vectors of the modes and the parts' responses, issue 37), so the creature's 8.
+    assert figures[1] == background.prepared.model.m == obj.skinmodes.modes and figures[4] == background.prepared.key
 
     # The same request prepared in this thread, through the one-call path.
     request = session_mod.read_request(obj, scene)

@@ -60,7 +60,10 @@ def test_the_fibers_rest_hessian_is_the_second_derivative_of_the_solver_energy(f
     K = rest_hessian(fibered, arap=False, fiber_scale=fiber_scale)
     p = rest_parameters(fibered.bones)
     rng = np.random.default_rng(7)
-    eps = 1e-3
+    # A larger step than above: with the fibers at scale 11 the energy's constant terms are larger, and their
+    # round-off over eps^2 dominates below (measured: 4.3e-5 relative at eps 1e-3, 2.4e-4 at 3e-4, growing as
+    # 1 / eps^2); at 3e-3 the O(eps^2) truncation is still far below 1e-5.
+    eps = 3e-3
     for _ in range(3):
         v = rng.standard_normal((4 * fibered.m, 3)) * 1e-2
         e = [sim.elastic_energy(a * v, p) for a in (-eps, 0.0, eps)]

@@ -57,8 +57,10 @@ def test_relative_errors_per_step():
 @pytest.mark.slow
 def test_a_full_basis_reproduces_the_full_space_reference_to_the_solvers_tolerance(small):
     """Both runs stop Newton once a step moves the flesh by at most the reference's tolerance (1e-9 of the
-    size), so they agree to about that, not to round-off: measured 1.4 tolerances (3.4e-9) here, with the
-    first step's difference 4e-15.  10 tolerances leaves room for the BLAS and numpy the lanes use."""
+    size), so they agree to about that, not to round-off: measured 1.4 tolerances (3.4e-9) here.  10
+    tolerances leaves room for the BLAS and numpy the lanes use.  The first step, from rest, is one Newton
+    solve apart: 4e-15 relative with threaded BLAS, 7.8e-9 with one thread (where one of the two takes one
+    more iteration under the same stop); so 1e-7 relative there, 100 times the stop's 1e-9 of the size."""
     cs, x = small
     n3 = 3 * cs.scene.mesh.n
     U = mass_orthonormal(constraint_projector(cs.ref)(np.eye(n3)), cs.ref.m3)
@@ -67,4 +69,4 @@ def test_a_full_basis_reproduces_the_full_space_reference_to_the_solvers_toleran
     run = run_reduced(cs.ref, lambda k: U, x, SMALL.steps)
     assert np.abs(u_ref).max() > 1e-3  # the bend moves the flesh
     assert np.abs(run.u - u_ref).max() <= 10 * cs.ref.tol
-    assert relative_errors(run.u, u_ref)[0] < 1e-12  # the first step, from rest: one solve apart
+    assert relative_errors(run.u, u_ref)[0] < 1e-7  # the first step, from rest

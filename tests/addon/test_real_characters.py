@@ -70,11 +70,12 @@ def baked(addon, tmp_path_factory):
     return measure
 
 
-# Known short (issue 37, open): the platformer's torso top, a thin part under a separate head, rings in four
-# slow modes at 0.15 of the Wobble (0.45 Hz) and is still at 2.8 % of the size one second after the stop.
+# Known short (issue 37, open): the frog's jump at the default Wobble moves its shoulders, the flesh between its
+# held front legs and its body, 30.7 % of the size (the body itself 15-18 %, as a / (2 pi f)^2 asks), and two
+# solver steps of the landing stop at the iteration cap: the flesh has no strain limit yet.
 PLAUSIBLE = [
-    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="issue 37: platformer torso rings at 0.15 x Wobble"))
-    if n == "platformer"
+    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="issue 37: frog shoulders 30.7 % at the landing"))
+    if n == "frog"
     else n
     for n in NAMES
 ]

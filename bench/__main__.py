@@ -26,6 +26,7 @@ from . import (
     characters,
     contact,
     convergence,
+    flesh,
     in_blender,
     locomotion,
     meshing,
@@ -55,6 +56,7 @@ SECTIONS = {
     # The last four import bpy into this process, so they run after the others.
     "characters": characters.run,
     "wheremoves": wheremoves.run,
+    "flesh": flesh.run,
     "convergence": convergence.run,
     "blender": in_blender.run,
 }

@@ -390,7 +390,16 @@ def _converged_terms(c: dict) -> str:
 
 # Sections that write their own report lines (``report_lines``) and, where they have targets,
 # their own "behind" lines (``behind``), in report order.
-SELF_REPORTING = ("physskin", "posespace", "locomotion", "rotstrain", "contact", "wheremoves", "convergence")
+SELF_REPORTING = (
+    "physskin",
+    "posespace",
+    "locomotion",
+    "rotstrain",
+    "contact",
+    "wheremoves",
+    "flesh",
+    "convergence",
+)
 
 
 def _section_lines(sections: dict, hook: str) -> list[str]:

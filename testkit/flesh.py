@@ -28,7 +28,13 @@ import numpy as np
 
 from core.model.planted import body_diagonal, rig_positions
 from core.pipeline import FrameSimulation, SolverSettings, prepare_character
-from core.validation.flesh_response import decay_frequency, extent_change, response_ratio
+from core.validation.flesh_response import (
+    SAG_PERCENTILE,
+    accelerations,
+    decay_frequency,
+    extent_change,
+    response_ratio,
+)
 from testkit.rig_dump import character_input
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -76,6 +82,11 @@ class FleshReport:
     reported_pct: float = 0.0
     modes: int = 0
     ms_per_frame: float = 0.0
+    # Per soft region, per frame: its offset (SAG_PERCENTILE over its vertices) and a / (2 pi f)^2 with a its mean
+    # rig acceleration, both in % of the diagonal; the frame the rig stops; fps.
+    series: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    stop: int = 0
+    fps: float = 24.0
 
     @property
     def worst_extent(self) -> tuple[str, float]:
@@ -114,6 +125,10 @@ def measure(name: str, wobble_hz: float = 3.0, rigs: Path = RIGS, cache: Path | 
         ratio, peak, expect = response_ratio(u[:, mask], rig[:, mask], fps, wobble_hz)
         hz = decay_frequency(u[after:, mask], fps)
         rep.soft[region] = (ratio, 100.0 * peak / diag, 100.0 * expect / diag, hz)
+        offset = np.percentile(np.linalg.norm(u[:, mask], axis=2), SAG_PERCENTILE, axis=1)
+        accel = np.linalg.norm(accelerations(rig[:, mask], fps), axis=2).mean(axis=1)
+        rep.series[region] = (100.0 * offset / diag, 100.0 * accel / (2.0 * np.pi * wobble_hz) ** 2 / diag)
+    rep.stop, rep.fps = after, fps
     for bone in regions.tips:
         rep.tips[bone] = float(pct[:, dominant == names.index(bone)].max())
     rep.grounded = float(pct[:, planted].max()) if planted.any() else 0.0
@@ -148,3 +163,30 @@ def markdown(reports: list[FleshReport]) -> str:
             f"| {r.max_pct:.2f} ({r.reported_pct:.2f}) | {r.settled_pct:.3f} | {r.modes} | {r.ms_per_frame:.1f} |"
         )
     return "\n".join(lines)
+
+
+def plot(reports: list[FleshReport], path: Path) -> Path:
+    """A picture of the soft regions' offsets per frame against a / (2 pi f)^2, one panel per report."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(len(reports), 1, figsize=(8, 2.6 * len(reports)), squeeze=False)
+    for ax, r in zip(axes[:, 0], reports, strict=True):
+        for region, (offset, expect) in r.series.items():
+            t = np.arange(len(offset)) / r.fps
+            line = ax.plot(t, offset, lw=2, label=f"{region}: offset (95th percentile)")[0]
+            ax.plot(t, expect, ls="--", color=line.get_color(), alpha=0.6, label=f"{region}: a / (2 pi f)^2")
+        ax.axvline(r.stop / r.fps, color="grey", lw=0.8)
+        ax.text(r.stop / r.fps, ax.get_ylim()[1] * 0.92, " rig stops", color="grey", fontsize=8)
+        ax.set_title(f"{r.name}, Wobble {r.wobble_hz:g} Hz, default settings", fontsize=10)
+        ax.set_ylabel("% of the diagonal")
+        ax.legend(fontsize=7, loc="upper right")
+    axes[-1, 0].set_xlabel("seconds")
+    fig.suptitle("Flesh that jiggles: soft regions answer their rig's acceleration at the Wobble", fontsize=11)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

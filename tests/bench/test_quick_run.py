@@ -30,6 +30,7 @@ SECTIONS = {
     "physskin",
     "posespace",
     "wheremoves",
+    "flesh",
     "convergence",
     "locomotion",
     "rotstrain",

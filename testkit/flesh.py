@@ -96,16 +96,18 @@ class FleshReport:
         return bone, self.extents[bone]
 
 
-def measure(name: str, wobble_hz: float = 3.0, rigs: Path = RIGS, cache: Path | None = None) -> FleshReport:
-    """Prepare and simulate dump ``name`` with the defaults at ``wobble_hz`` and read its regions."""
+def measure(
+    name: str, wobble_hz: float = 3.0, rigs: Path = RIGS, cache: Path | None = None, **solver: float
+) -> FleshReport:
+    """Prepare and simulate dump ``name`` with the defaults at ``wobble_hz`` and read its regions; ``solver``:
+    other :class:`core.pipeline.SolverSettings` values (a preset's damping ratio and amount)."""
     d = np.load(rigs / f"{name}.npz")
     inp = character_input(d)
     prep = prepare_character(inp, cache_dir=cache or ROOT / "build" / "flesh_cache")
     P = d["p"]
     start, stop, end, fps = int(d["start"]), int(d["stop"]), int(d["end"]), float(d["fps"])
-    sim = FrameSimulation(
-        prep, SolverSettings(fps=fps, wobble_hz=wobble_hz), start, end, lambda f: P[min(max(f - start, 0), len(P) - 1)]
-    )
+    settings = SolverSettings(fps=fps, wobble_hz=wobble_hz, **solver)  # type: ignore[arg-type]
+    sim = FrameSimulation(prep, settings, start, end, lambda f: P[min(max(f - start, 0), len(P) - 1)])
     t0 = time.perf_counter()
     u = np.array([np.asarray(sim.offsets(f), dtype=np.float64) for f in range(start, end + 1)])
     elapsed = time.perf_counter() - t0

@@ -64,13 +64,19 @@ SHORT = {
 
 
 @pytest.fixture(scope="module")
-def reports(tmp_path_factory):
-    """{(name, wobble): FleshReport} for the seven characters at 3 Hz and 1 Hz (dumped once, in Blender)."""
+def dumped(tmp_path_factory):
+    """(the rig dumps' folder, a model cache folder) for the seven characters (read once, in Blender)."""
     rigs = tmp_path_factory.mktemp("rigs")
     cmd = [sys.executable, "-m", "tools.rig_dump", "--out", str(rigs), "--only", *NAMES]
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
-    cache = tmp_path_factory.mktemp("flesh-cache")
+    return rigs, tmp_path_factory.mktemp("flesh-cache")
+
+
+@pytest.fixture(scope="module")
+def reports(dumped):
+    """{(name, wobble): FleshReport} for the seven characters at 3 Hz and 1 Hz."""
+    rigs, cache = dumped
     out = {(n, hz): measure(n, hz, rigs=rigs, cache=cache) for n in NAMES for hz in (3.0, 1.0)}
     print("\n" + markdown([out[n, 3.0] for n in NAMES]) + "\n" + markdown([out[n, 1.0] for n in NAMES]))
     return out
@@ -117,3 +123,22 @@ def test_plausible_and_reported_as_played(reports, name):
     _check(name, "plausible", r.max_pct <= MAX_PCT, text)
     assert r.first_pct <= FIRST_PCT and r.settled_pct <= SETTLED_PCT, f"{name}: {text}"
     assert abs(r.reported_pct / r.max_pct - 1.0) <= REPORTED, f"{name}: reported {r.reported_pct:.2f} %, {text}"
+
+
+@pytest.mark.parametrize("name", ["husky", "creature"])
+def test_presets_differ_in_the_soft_regions(dumped, name):
+    """Jelly is loose, Fat the default, Muscle firmer: in the soft region itself, not only in the tails.  Each
+    preset's Wobble, damping and amount (core/settings.py); measured 3.0 x and 2.8-4.2 x apart (peak offset),
+    asked at least 2 x, and the region rings faster from one to the next."""
+    from core.settings import PRESETS
+
+    rigs, cache = dumped
+    peaks, rings = [], []
+    for pid in ("JELLY", "FAT", "MUSCLE"):
+        v = PRESETS[pid]
+        r = measure(name, float(v["wobble_hz"]), rigs, cache, damping_ratio=v["damping_ratio"], amount=v["amount"])
+        (_, peak, _, hz), *_ = r.soft.values()
+        peaks.append(peak)
+        rings.append(hz)
+    assert peaks[0] >= 2.0 * peaks[1] and peaks[1] >= 2.0 * peaks[2], (name, peaks)
+    assert rings[0] < rings[1] < rings[2], (name, rings)

@@ -21,6 +21,7 @@ for many shots; ``report`` merges the summaries that ``--report DIR`` writes.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ctypes
 import json
 import os
@@ -45,7 +46,7 @@ from .farm import COMMANDS as FARM_COMMANDS
 from .farm import add_commands, openjd_progress, run_command, write_report
 from .farm.commands import prepare_summary
 from .locomotion.command import add_gait_command, run_gait
-from .registry import HOLD_PENDING, PREPARED_ONLY, PROGRESS_LISTENERS, STOP_REQUESTS
+from .registry import HOLD_PENDING, KEEP_REPLACED, PREPARED_ONLY, PROGRESS_LISTENERS, REPLACED, STOP_REQUESTS
 from .session.signals import Interrupted
 
 OUTPUT_NAMES = {"pc2": "PC2", "shapekeys": "SHAPE_KEYS", "shape_keys": "SHAPE_KEYS"}
@@ -231,7 +232,9 @@ def blend_problem(path: str, object_name: str) -> str:
 
 def save_verified(object_name: str) -> None:
     """Save the open .blend and read it back; a damaged one (a full disk) is replaced by the previous
-    version Blender kept (``.blend1``) where that one reads whole, and reported in one line."""
+    version Blender kept (``.blend1``) where that one reads whole, and reported in one line.  Either way a
+    failed save puts back the point caches this command's bake replaced (``registry.REPLACED``): the
+    previous .blend plays them, and a transaction restores every file it replaced, not only the .blend."""
     path = bpy.data.filepath
     name, backup = os.path.basename(path), path + "1"
     HOLD_PENDING.append(True)  # superseded files go only once the save reads back whole (below)
@@ -240,25 +243,56 @@ def save_verified(object_name: str) -> None:
     except RuntimeError as exc:  # Blender said so itself (4.2 on a full disk: "Error: Success")
         failed = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         if not blend_problem(path, object_name):
+            caches = restore_replaced()
             raise SkinmodesError(
                 f"Blender could not save {name} ({failed}; a full disk?): the previous version is still in its "
-                "place; free some disk space and run the command again"
+                f"place{caches}; free some disk space and run the command again"
             ) from exc
     finally:
         HOLD_PENDING.pop()
     problem = blend_problem(path, object_name)
     if not problem:
+        drop_replaced()
         for note in flush_pending():
             print(f"skinmodes: {note}", file=sys.stderr)
         return
     restored = os.path.exists(backup) and not blend_problem(backup, object_name)
     if restored:
         os.replace(backup, path)
+    caches = restore_replaced()
     raise SkinmodesError(
         f"Blender wrote a damaged {name} ({problem}; a full disk?): "
         + ("the previous version is back in its place" if restored else f"look for the previous version, {name}1")
+        + caches
         + "; free some disk space and run the command again"
     )
+
+
+def restore_replaced() -> str:
+    """Put back the point caches the bake replaced (``registry.REPLACED``); what to add to the error line."""
+    back, lost = 0, []
+    while REPLACED:
+        kept, target = REPLACED.pop()
+        try:
+            if kept:
+                os.replace(kept, target)  # a rename in the same folder: no space needed
+            else:
+                os.unlink(target)  # written under a new name: nothing the previous .blend plays
+            back += 1
+        except OSError:
+            lost.append(os.path.basename(target))
+    if lost:
+        return f", but its point cache {lost[0]} could not be put back (the new bake is in it)"
+    return ", with the point cache it plays" if back else ""
+
+
+def drop_replaced() -> None:
+    """The save read back whole: the replaced point caches' kept copies go."""
+    while REPLACED:
+        kept, _target = REPLACED.pop()
+        if kept:
+            with contextlib.suppress(OSError):
+                os.unlink(kept)
 
 
 def run(args: argparse.Namespace) -> dict[str, object]:
@@ -290,12 +324,14 @@ def run(args: argparse.Namespace) -> dict[str, object]:
             summary = prepare_summary(obj, args.frames)
         else:
             PREPARED_ONLY[:] = [True] if args.prepared_only else []
+            KEEP_REPLACED[:] = [] if args.no_save else [True]  # a failed save puts the point cache back too
             try:
                 summary = api.bake(
                     obj, frames=args.frames, output=OUTPUT_NAMES[args.output], keep_previous_file=args.no_save
                 )
             finally:
                 PREPARED_ONLY.clear()
+                KEEP_REPLACED.clear()
     if not args.no_save:
         save_verified(obj.name)
         summary["saved"] = bpy.data.filepath

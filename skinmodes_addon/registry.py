@@ -48,6 +48,12 @@ PENDING: dict[str, list[str]] = {}
 SAVED_PLAYS: dict[str, set[str]] = {}
 # While set, a save leaves the pending files to its caller (the command line verifies the save first).
 HOLD_PENDING: list[bool] = []
+# While set, a bake that replaces a point cache of the same name keeps the old file's content aside (a hard
+# link, else a copy): the command line saves the .blend after the bake, and a save that fails must put
+# the cache back with the .blend that plays it (bake.transaction.keep_replaced, cli.save_verified).
+KEEP_REPLACED: list[bool] = []
+# (the kept copy, the point cache it was): what a bake replaced while KEEP_REPLACED was set.
+REPLACED: list[tuple[str, str]] = []
 
 # Signals (SIGINT, SIGTERM) received while the CLI runs, appended by its signal
 # handler.  The handler never raises where the signal lands (an exception
@@ -95,6 +101,8 @@ def reset() -> None:
     PENDING.clear()
     SAVED_PLAYS.clear()
     HOLD_PENDING.clear()
+    KEEP_REPLACED.clear()
+    REPLACED.clear()
     STOP_REQUESTS.clear()
     PROGRESS_LISTENERS.clear()
     PREPARED_ONLY.clear()

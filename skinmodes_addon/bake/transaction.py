@@ -12,6 +12,8 @@ they were.  After it only clean-up remains (the old keys, action and file:
 
 from __future__ import annotations
 
+import os
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,6 +23,7 @@ import numpy as np
 from ..core.errors import SkinmodesError
 from ..core.io.pc2 import PC2Writer
 from ..props import settings
+from ..registry import KEEP_REPLACED, REPLACED
 from .deletion import deletion_refused, record_line
 from .disk import disk_error
 from .outputs import OldBake, set_aside_shape_keys, set_cache_modifier, write_shape_keys
@@ -87,9 +90,34 @@ def put_in_place(obj: bpy.types.Object, new: NewBake, old: OldBake, undo: Undo) 
     s.bake_key = new.key
     s.bake_warning = new.warning
     if new.writer is not None:
+        keep_replaced(new.abs_path, undo)
         # The swap, last: an atomic rename over the old file of the same name.
         return [str(new.writer.commit())]
     return []
+
+
+def keep_replaced(target: Path, undo: Undo) -> None:
+    """While the command line will save the .blend after this bake (``registry.KEEP_REPLACED``), keep the
+    content of the point cache ``target`` that the swap is about to replace: a hard link beside it (no
+    space needed on a full disk), else a copy; a new file is recorded with no copy (it goes if the save
+    fails).  Recorded in ``registry.REPLACED`` for the command line to
+    put back if the .blend cannot be saved, or to drop once it reads back whole; removed again by ``undo``
+    if the bake fails before the swap."""
+    if not KEEP_REPLACED:
+        return
+    if not target.exists():
+        # A new name: nothing to keep, but the file goes if the save fails (nothing would play it).
+        REPLACED.append(("", str(target)))
+        undo.add(lambda: REPLACED.remove(("", str(target))))
+        return
+    kept = target.with_name(f"{target.name}.{os.getpid()}.replaced")
+    try:
+        os.link(target, kept)
+    except OSError:
+        shutil.copyfile(target, kept)
+    undo.add(lambda: kept.unlink(missing_ok=True))
+    REPLACED.append((str(kept), str(target)))
+    undo.add(lambda: REPLACED.remove((str(kept), str(target))))
 
 
 def commit_error(exc: Exception, target: str, failed: list[str]) -> SkinmodesError:

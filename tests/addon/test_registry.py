@@ -28,6 +28,8 @@ def fill(registry):
     registry.STOP_REQUESTS.append(2)
     registry.PROGRESS_LISTENERS.append(print)
     registry.PREPARED_ONLY.append(True)
+    registry.KEEP_REPLACED.append(True)
+    registry.REPLACED.append(("/a.pc2.1.replaced", "/a.pc2"))
     return job
 
 
@@ -40,7 +42,7 @@ def registries(registry):
 def test_reset_clears_every_registry_and_cancels_the_jobs(addon):
     registry = addon.registry
     job = fill(registry)
-    assert all(registries(registry).values()) and len(registries(registry)) == 15
+    assert all(registries(registry).values()) and len(registries(registry)) == 17
     registry.reset()
     assert job.cancelled
     assert {name: value for name, value in registries(registry).items() if value != [0] and value} == {}

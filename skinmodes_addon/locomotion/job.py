@@ -78,7 +78,7 @@ def start_gait_job(obj: bpy.types.Object, scene: bpy.types.Scene, settings: Gait
     settings: what to search with (default: the object's, :func:`store.gait_settings`)."""
     if obj.session_uid in GAIT_JOBS:
         raise SkinmodesError(f"a gait for '{obj.name}' is already being searched for; wait, or press Esc to stop")
-    request = read_request(obj, scene)
+    request = read_request(obj, scene, searching=True)
     chosen = gait_settings(obj, request) if settings is None else settings
     job = GaitJob(request, replace(chosen, dt=1.0 / (request.solver.fps * request.solver.substeps)))
     GAIT_JOBS[obj.session_uid] = job

@@ -9,7 +9,7 @@ from ..character import is_object_rig
 from ..operators import reports_errors
 from ..props import active_mesh, scene_of, settings
 from ..session.modal import WorkerOperator
-from ..session.session import stored_gait_text
+from ..session.request import stored_gait_text
 from .job import GAIT_JOBS, GaitJob, finish_gait_job, forget_gait_job, start_gait_job
 from .store import gait_line, write_gait
 

@@ -1,7 +1,7 @@
 """The gait an object keeps (a custom property, saved with the .blend) and the settings Find Gait searches with.
 
 The gait is JSON text (:class:`core.locomotion.stored.StoredGait`) in the object's
-``skinmodes_gait`` property (:data:`session.session.GAIT_PROPERTY`): plain data, so it
+``skinmodes_gait`` property (:data:`session.request.GAIT_PROPERTY`): plain data, so it
 survives a save, a library override and an undo, and the session plays it through the
 same frame loop as the jiggle (``core.pipeline.locomotion_drive``).
 """
@@ -17,8 +17,7 @@ import numpy as np
 from ..core.errors import SkinmodesError
 from ..core.locomotion.stored import GaitSettings, StoredGait
 from ..props import settings
-from ..session.request import SessionRequest
-from ..session.session import GAIT_PROPERTY, stored_gait_text
+from ..session.request import GAIT_PROPERTY, SessionRequest, stored_gait_text
 
 # The Direction setting's items: an axis of the object's own space.
 AXES = {"POS_X": (1.0, 0.0, 0.0), "NEG_X": (-1.0, 0.0, 0.0), "POS_Y": (0.0, 1.0, 0.0), "NEG_Y": (0.0, -1.0, 0.0)}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import bpy
 import numpy as np
@@ -27,7 +27,7 @@ from ..core.io.pc2 import check_writable
 from ..core.pipeline import CharacterInput, MaterialSettings, SolverSettings, SubspaceSettings, check_frame_range
 from ..core.posespace.rbf import REACH
 from ..core.settings import CONTACT_AUTO, CONTACT_GROUP, CONTACT_ONE_SIDED
-from ..object_rig import check_subspace_method, object_subspace, read_rig
+from ..object_rig import check_subspace_method, is_object_rig, object_subspace, read_rig
 from ..props import SkinmodesSettings, settings
 from .cache_paths import cache_folder
 from .colliders import read_colliders
@@ -113,12 +113,40 @@ def read_poses(
     return tuple(out)
 
 
+# The object's stored gait (JSON, core.locomotion.stored; written by skinmodes_addon/locomotion), saved with
+# the .blend as a custom property of the object.
+GAIT_PROPERTY = "skinmodes_gait"
+
+
+def stored_gait_text(obj: bpy.types.Object) -> str:
+    """The object's stored gait (JSON), or "" (Any: the stubs type an ID property's ``get`` as None)."""
+    return str(cast(Any, obj).get(GAIT_PROPERTY) or "")
+
+
+def check_gait(obj: bpy.types.Object, s: SkinmodesSettings) -> None:
+    """Refuse, in one line, Locomotion on with no stored gait: the bake would otherwise play plain jiggle and
+    say nothing (issue 39, item 2).  A gait is found for a mesh without an armature; a rigged character has
+    none to play."""
+    if not s.locomotion or stored_gait_text(obj):
+        return
+    if is_object_rig(obj):
+        raise SkinmodesError(
+            f"Locomotion is on but '{obj.name}' has no stored gait; press Find Gait (or run `skinmodes gait`) "
+            "first, or turn Locomotion off"
+        )
+    raise SkinmodesError(
+        f"Locomotion plays a gait found for a mesh without an armature, and '{obj.name}' is rigged (it has none); "
+        "turn Locomotion off"
+    )
+
+
 def read_request(
-    obj: bpy.types.Object, scene: bpy.types.Scene, frames: tuple[int, int] | None = None
+    obj: bpy.types.Object, scene: bpy.types.Scene, frames: tuple[int, int] | None = None, searching: bool = False
 ) -> SessionRequest:
     """Read the character and its settings (main thread).
 
-    frames: the range to simulate (default: the object's settings).  Sets the
+    frames: the range to simulate (default: the object's settings); searching: read for Find Gait, which
+    needs no stored gait (it finds one), so Locomotion without one is not refused (:func:`check_gait`).  Sets the
     scene to the first frame while reading (the rest frame is the object's
     transform there) and restores the frame after.  Creates nothing on disk:
     the cache folder is made when the first cache file is written.
@@ -126,6 +154,8 @@ def read_request(
     check_object(obj)
     s = settings(obj)
     check_subspace_method(obj, s)
+    if not searching:
+        check_gait(obj, s)
     start, end = check_frame_range(*(frames if frames is not None else s.frame_range(scene)))
     original = scene.frame_current
     with busy():

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 import bpy
 import numpy as np
@@ -37,18 +37,9 @@ from ..threads import one_blas_thread
 from .core_settings import controls_of, solver_settings
 from .muting import busy, outputs_muted
 from .prepare import prepare, uses_arap
-from .request import PoseRequest, SessionRequest, read_request
+from .request import PoseRequest, SessionRequest, read_request, stored_gait_text
 from .signals import report_progress, stop_requested
 from .staleness import Geometry, settings_snapshot
-
-# The object's stored gait (JSON, core.locomotion.stored; written by skinmodes_addon/locomotion), saved with
-# the .blend as a custom property of the object.
-GAIT_PROPERTY = "skinmodes_gait"
-
-
-def stored_gait_text(obj: bpy.types.Object) -> str:
-    """The object's stored gait (JSON), or "" (Any: the stubs type an ID property's ``get`` as None)."""
-    return str(cast(Any, obj).get(GAIT_PROPERTY) or "")
 
 
 def playing_gait(obj: bpy.types.Object) -> str:

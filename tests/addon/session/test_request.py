@@ -80,3 +80,28 @@ def test_a_pose_contact_mode_reaches_the_request_and_makes_the_session_stale(add
     pose.contact_mode = "ONE_SIDED"
     assert session_mod.read_request(obj, scene).poses[0].one_sided
     assert session_mod.settings_snapshot(obj.skinmodes) != before
+
+
+def test_locomotion_without_a_stored_gait_is_refused_in_one_line(addon, creature, tmp_path):
+    """Issue 39, item 2: Locomotion on, no gait stored: the bake used to play plain jiggle and say nothing.
+    Refused before any work, for a rigged character and for a mesh without an armature alike, with what to do
+    on the surface the user is on (Find Gait, `skinmodes gait`, or Locomotion off); nothing is written."""
+    import bpy
+
+    from tests.addon.locomotion.conftest import blob_object
+
+    obj, _, scene = creature
+    obj.skinmodes.locomotion = True
+    with pytest.raises(addon.core.errors.SkinmodesError) as err:
+        addon.session.read_request(obj, scene)
+    line = str(err.value)
+    assert "\n" not in line and "rigged" in line and "turn Locomotion off" in line
+    slug = blob_object(bpy, tmp_path, "Gaitless")
+    slug.skinmodes.locomotion = True
+    with pytest.raises(addon.core.errors.SkinmodesError) as err:
+        addon.session.read_request(slug, scene)  # what the bake, the preview and Compute Modes read first
+    line = str(err.value)
+    assert "no stored gait" in line and "Find Gait" in line and "skinmodes gait" in line
+    assert "skinmodes_gait" not in slug and not (tmp_path / "cache").exists()
+    # Find Gait reads the same object to search, Locomotion ticked or not: it is not refused.
+    assert addon.session.read_request(slug, scene, searching=True).object_name == "Gaitless"

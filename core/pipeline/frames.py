@@ -19,12 +19,15 @@ import numpy as np
 from ..dynamics.drive import Drive, State
 from ..dynamics.wobble import implicit_euler_controls, scaled_frequency
 from ..errors import SimulationError
-from ..model.rig import lbs_basis
+from ..model.rig import lbs_basis, rig_matrix
 from .drives import character_drive
 from .guards import OFFSET_WARNING, RigGuard, Warnings, frame_ranges, guard_probes, offset_share, offset_warning
 from .prepare import PoseSpaceCharacter, PreparedCharacter, SolverSettings, physical_scale
 
 RigFrames = Mapping[int, np.ndarray] | Callable[[int], np.ndarray]
+# A character whose lowest point at the first frame is this share of its size below the Ground is said to start
+# under it (a foot resting on it sits within round-off and the lattice's offset of the surface).
+GROUND_SLACK = 0.05
 # (wobble_hz, damping_ratio) of a frame, for animated controls.
 ControlFrames = Callable[[int], tuple[float, float]]
 
@@ -89,6 +92,7 @@ class FrameSimulation:
         self._rig = rig
         self._controls = controls
         self._warnings = Warnings()  # ``warnings`` adds the solver's line
+        own_drive = False  # the character's own drive (its rig), not one given (a gait, rotation-strain)
         if drive is None:
             # Keyed Wobble comes per frame (``controls``; the settings carry 0): the drive's fibers, which the
             # Wobble does not animate, are capped against the softest keyed value of the shot.
@@ -96,6 +100,7 @@ class FrameSimulation:
                 controls(f)[0] for f in range(self.start - solver.preroll, self.end + 1)
             ))  # fmt: skip
             drive, notes = character_drive(prepared, softest, self.rig, posespace)
+            own_drive = True
             for note in notes:
                 self._warnings.once(note, note)
         self.drive = drive
@@ -107,6 +112,8 @@ class FrameSimulation:
         self.guard = RigGuard(
             self.rig, probe_rig, drive.size, first, self.end, solver.reset_at_cuts, self._warnings, bone_names
         )
+        if solver.ground and model.rig_weights is not None and own_drive:
+            self._under_ground(first)
         self.max_offset = 0.0  # largest offset played so far (the render vertices'), as a share of the character's size
         # (frame, id of its state, its offsets, their secondary motion alone): see _played.
         self._last: tuple[int, int, np.ndarray, np.ndarray] | None = None
@@ -121,6 +128,23 @@ class FrameSimulation:
         if solver.preroll:
             state = self.state(self.start)
             self._states = {self.start: state}
+
+    def _under_ground(self, first: int) -> None:
+        """Say so when the Ground is above the character at the first simulated frame (issue 39, item 3): the
+        flesh under it is pushed out from the first step, and the bake looks like a different one without a
+        word (a ground at height 100 under a character at 0-1 did).  The rig's own tet positions, world Z."""
+        m = self.prepared.model
+        assert m.rig_weights is not None
+        x = lbs_basis(m.rig_weights, m.X) @ rig_matrix(self.rig(first))  # (n, 3), metres
+        unit = self.solver.world_unit
+        height = unit * self.solver.ground_height
+        depth = height - float(x[:, 2].min())
+        if depth > GROUND_SLACK * self.drive.size:
+            self._warnings.once(
+                "under ground",
+                f"frame {first}: the character starts {depth / unit:.3g} units under the Ground (its Height is "
+                f"{self.solver.ground_height:g}); lower the Ground's Height to the character's feet, or move it up",
+            )
 
     @property
     def size(self) -> float:

@@ -280,3 +280,16 @@ def test_a_new_drive_runs_through_the_frame_loop_unchanged(prepared, monkeypatch
     )
     wild.offsets(10)
     assert any("secondary motion reached" in w for w in wild.warnings), wild.warnings
+
+
+def test_a_ground_above_the_character_is_said(prepared):
+    """Issue 39, item 3: the Ground at height 100 over a character at 0-1 baked without a word.  Now one line
+    names the first frame and the depth (the two spheres' lowest point, swung at frame 1, is about 1 m under
+    their centre: 101 units under the ground); a ground at the feet, or off, says nothing."""
+    above = FrameSimulation(prepared, SolverSettings(ground=True, ground_height=100.0), 1, 4, swing)
+    lines = [w for w in above.warnings if "under the Ground" in w]
+    depth = float(lines[0].split("starts ")[1].split(" units")[0]) if len(lines) == 1 else 0.0
+    assert lines[0].startswith("frame 1: ") and 100.0 <= depth <= 102.0 and "Height is 100" in lines[0], lines
+    for settings in (SolverSettings(ground=True, ground_height=-1.5), SolverSettings(ground_height=100.0)):
+        sim = FrameSimulation(prepared, settings, 1, 4, swing)
+        assert not [w for w in sim.warnings if "under the Ground" in w]

@@ -14,6 +14,7 @@ import bpy
 
 from ..core.errors import SkinmodesError
 from ..core.locomotion.stored import GaitSettings, StoredGait, measure, search
+from ..object_rig import is_object_rig
 from ..props import settings as object_settings
 from ..session.prepare import prepare
 from ..session.request import SessionRequest, read_request
@@ -78,6 +79,11 @@ def start_gait_job(obj: bpy.types.Object, scene: bpy.types.Scene, settings: Gait
     settings: what to search with (default: the object's, :func:`store.gait_settings`)."""
     if obj.session_uid in GAIT_JOBS:
         raise SkinmodesError(f"a gait for '{obj.name}' is already being searched for; wait, or press Esc to stop")
+    if not is_object_rig(obj):  # issue 39: it was searched, then failed on the coarse copy with another line
+        raise SkinmodesError(
+            f"a gait is found for a mesh without an armature, and '{obj.name}' is rigged: its bones move it; "
+            "remove the Armature modifier to let the mesh crawl on its own"
+        )
     request = read_request(obj, scene, searching=True)
     chosen = gait_settings(obj, request) if settings is None else settings
     job = GaitJob(request, replace(chosen, dt=1.0 / (request.solver.fps * request.solver.substeps)))

@@ -83,7 +83,7 @@ def check_output(output: Any) -> str | None:
     return OUTPUT_SPELLINGS[output.lower()]
 
 
-def check_object(obj: Any, call: str) -> bpy.types.Object:
+def mesh_argument(obj: Any, call: str) -> bpy.types.Object:
     """``obj`` if it is a mesh object, else one line naming the call and what it was given (issue 39: None
     reached Blender's own attribute errors)."""
     if not isinstance(obj, bpy.types.Object) or obj.type != "MESH":
@@ -98,7 +98,7 @@ def check_object(obj: Any, call: str) -> bpy.types.Object:
 
 def settings(obj: bpy.types.Object) -> Any:
     """The object's settings (a PropertyGroup saved with the .blend)."""
-    check_object(obj, "settings")
+    mesh_argument(obj, "settings")
     return _settings(obj)
 
 
@@ -109,7 +109,7 @@ def configure(obj: bpy.types.Object, **values: Any) -> None:
     setting and its range); nothing changes unless all are valid.  The
     preset is applied first, so explicit values given with it win.
     """
-    check_object(obj, "configure")
+    mesh_argument(obj, "configure")
     checked = validate_all(values)
     s = _settings(obj)
     for name in sorted(checked, key=lambda n: n != "material_preset"):
@@ -124,7 +124,7 @@ Pose = tuple[int, str] | tuple[int, str, str]
 def poses(obj: bpy.types.Object) -> list[Pose]:
     """The object's training poses as :func:`set_poses` takes them: (frame, contact) for a Stick pose,
     (frame, contact, "one-sided") for a One-Sided one; contact is "auto", "none" or a vertex group's name."""
-    check_object(obj, "poses")
+    mesh_argument(obj, "poses")
     out: list[Pose] = []
     for p in _settings(obj).poses:
         contact = p.contact_group if p.contact == CONTACT_GROUP else p.contact.lower()
@@ -144,7 +144,7 @@ def set_poses(obj: bpy.types.Object, new: list[Pose]) -> None:
     first (whole frames, each once, existing groups); nothing changes unless all are valid.  The rest
     frame is refused when the modes are computed.
     """
-    check_object(obj, "set_poses")
+    mesh_argument(obj, "set_poses")
     checked = validate_poses(obj, new)
     s = _settings(obj)
     s.poses.clear()
@@ -167,7 +167,7 @@ def _pose_mode(item: tuple[Any, ...], frame: int) -> str:
 
 def validate_poses(obj: bpy.types.Object, new: list[Pose]) -> list[tuple[int, str, str, str]]:
     """Check training poses for :func:`set_poses` without changing anything: (frame, CONTACT, group, MODE) each."""
-    check_object(obj, "validate_poses")
+    mesh_argument(obj, "validate_poses")
     if not isinstance(new, (list, tuple)):
         raise SkinmodesError(f"training poses are a list of (frame, contact) pairs, got {type(new).__name__}")
     checked: list[tuple[int, str, str, str]] = []
@@ -197,7 +197,7 @@ def validate_poses(obj: bpy.types.Object, new: list[Pose]) -> list[tuple[int, st
 
 def compute_modes(obj: bpy.types.Object, scene: bpy.types.Scene | None = None) -> dict[str, float]:
     """Tetrahedralise and compute the modes (or load them from the cache); returns the statistics."""
-    check_object(obj, "compute_modes")
+    mesh_argument(obj, "compute_modes")
     session = build_session(obj, scene or scene_of(bpy.context))
     return dict(session.prepared.stats)
 
@@ -213,7 +213,7 @@ def bake(
     keep_previous_file: a test bake that will not be saved; its point cache gets a name of its own,
     and the file the saved .blend plays is neither overwritten nor deleted.
     """
-    check_object(obj, "bake")
+    mesh_argument(obj, "bake")
     checked_frames, checked_output = check_frames(frames), check_output(output)
     job = BakeJob(bpy.context, obj, output=checked_output, frames=checked_frames, keep_previous=keep_previous_file)
     job.run()
@@ -240,5 +240,5 @@ def bake(
 
 def clear_bake(obj: bpy.types.Object) -> None:
     """Remove the object's bake (modifier, shape keys and the files skinmodes wrote for it)."""
-    check_object(obj, "clear_bake")
+    mesh_argument(obj, "clear_bake")
     _clear_bake(obj)

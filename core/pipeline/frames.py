@@ -25,11 +25,11 @@ from .guards import OFFSET_WARNING, RigGuard, Warnings, frame_ranges, guard_prob
 from .prepare import PoseSpaceCharacter, PreparedCharacter, SolverSettings, physical_scale
 
 RigFrames = Mapping[int, np.ndarray] | Callable[[int], np.ndarray]
+# (wobble_hz, damping_ratio) of a frame, for animated controls.
+ControlFrames = Callable[[int], tuple[float, float]]
 # A character whose lowest point at the first frame is this share of its size below the Ground is said to start
 # under it (a foot resting on it sits within round-off and the lattice's offset of the surface).
 GROUND_SLACK = 0.05
-# (wobble_hz, damping_ratio) of a frame, for animated controls.
-ControlFrames = Callable[[int], tuple[float, float]]
 
 # Every simulated frame's state is kept (scrubbing back replays it at once)
 # until they take STATE_BUDGET bytes (a state is 4 x 12m floats: 6 KB at 16

@@ -410,9 +410,8 @@ def prepare_character(
 
 def _parts(inp: CharacterInput, mesh: TetMesh, vol: _Volume) -> Parts:
     """The body's parts for the flesh calibration (:func:`core.model.parts.body_parts`)."""
-    bones = None if inp.bone_heads is None else np.isfinite(np.asarray(inp.bone_heads)).all(axis=1)
     masses = lumped_mass(mesh, vol.material.density)
-    return body_parts(vol.weights, masses, surface_depth(mesh), inp.bone_parents, bones=bones)
+    return body_parts(vol.weights, masses, surface_depth(mesh), inp.bone_parents, bones=_bone_columns(inp))
 
 
 def _fibers(inp: CharacterInput, mesh: TetMesh, vol: _Volume, parts: Parts) -> Fibers | None:
@@ -534,7 +533,7 @@ def _held(
         out.planted, out.feet = _held_corners(mesh.T, out.embedding, inp.planted)
         if out.feet is not None and subspace.flesh:
             depth = surface_depth(mesh)
-            bones = None if inp.bone_heads is None else np.isfinite(np.asarray(inp.bone_heads)).all(axis=1)
+            bones = _bone_columns(inp)
             legs = leg_tet_vertices(tet_weights, mesh.X, depth, inp.bone_parents, W, rest, out.planted, bones)
             out.feet = np.union1d(out.feet, legs)
         if out.feet is not None:
@@ -622,6 +621,11 @@ def _render(
     # projected onto it, so the affine modes are never extrapolated to it.
     where = embedded_positions(emb, mesh.X, mesh.T, rest)
     return _Render(emb, Reconstructor(model, render_w, where, dtype=np.float32), keep, where)
+
+
+def _bone_columns(inp: CharacterInput) -> np.ndarray | None:
+    """(b,) bool: the weight columns that are bones (a finite head), None when no segments were read."""
+    return None if inp.bone_heads is None else np.isfinite(np.asarray(inp.bone_heads)).all(axis=1)
 
 
 def _segments(inp: CharacterInput) -> tuple[np.ndarray, np.ndarray] | None:

@@ -124,21 +124,25 @@ def build_flesh_model(
         return reduced_sags(model, arap, parts.carried, surfaces)
 
     logs, sags, more = calibrate(mesh, parts, reduced, logs, REDUCED_ROUNDS)
+    # The floor (core/subspace/flesh.py, slow_modes): each round one assembly, read for its modes and its sags.
+    model = assemble_model(
+        mesh, scaled(material, tet_factors(mesh, parts, logs)), masses, d, rig, weights, eigenvalues, labels
+    )
     for _ in range(FLOOR_ROUNDS):
         ref, _ = reference(sags)
         if not ref > 0.0:
             break
         target = FLOOR / np.sqrt(ref)
-        model = assemble_model(
-            mesh, scaled(material, tet_factors(mesh, parts, logs)), masses, d, rig, weights, eigenvalues, labels
-        )
         omega, shares = slow_modes(model, arap, parts.loads, parts.carried, target)
         # A little past the floor: the reference moves as the stiffened parts stop sagging.
         lifted = raise_floor(logs, omega, shares, 1.05 * target)
         if np.array_equal(lifted, logs):
             break
         logs = lifted
-        sags = reduced(tet_factors(mesh, parts, logs))
+        model = assemble_model(
+            mesh, scaled(material, tet_factors(mesh, parts, logs)), masses, d, rig, weights, eigenvalues, labels
+        )
+        sags = reduced_sags(model, arap, parts.carried, surfaces)
     timings["calibration"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     final = scaled(material, tet_factors(mesh, parts, logs))

@@ -12,9 +12,9 @@ from dataclasses import replace
 
 import bpy
 
+from ..character import is_object_rig
 from ..core.errors import SkinmodesError
 from ..core.locomotion.stored import GaitSettings, StoredGait, measure, search
-from ..object_rig import is_object_rig
 from ..props import settings as object_settings
 from ..session.prepare import prepare
 from ..session.request import SessionRequest, read_request

@@ -18,6 +18,7 @@ from ..character import (
     armature_input,
     check_object,
     check_stable_topology,
+    is_object_rig,
     nan_weights_error,
     sample_rig,
     vertex_group_weights,
@@ -27,7 +28,7 @@ from ..core.io.pc2 import check_writable
 from ..core.pipeline import CharacterInput, MaterialSettings, SolverSettings, SubspaceSettings, check_frame_range
 from ..core.posespace.rbf import REACH
 from ..core.settings import CONTACT_AUTO, CONTACT_GROUP, CONTACT_ONE_SIDED
-from ..object_rig import check_subspace_method, is_object_rig, object_subspace, read_rig
+from ..object_rig import check_subspace_method, object_subspace, read_rig
 from ..props import SkinmodesSettings, settings
 from .cache_paths import cache_folder
 from .colliders import read_colliders

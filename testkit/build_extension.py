@@ -25,10 +25,12 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import tomllib
 from pathlib import Path
 from types import ModuleType
@@ -36,6 +38,8 @@ from types import ModuleType
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = ROOT / "blender_manifest.toml"
 WHEEL_CACHE = ROOT / "build" / "wheels"
+# The test lanes run side by side (tasks.py test): each stages the package in its own folder.
+LANE = os.environ.get("SKINMODES_LANE", "")
 WHEELS_BLOCK = re.compile(r"# BEGIN WHEELS\n.*?# END WHEELS\n", re.S)
 IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", ".*")
 # core/ rooms that only the tests and the benchmark use: never shipped.
@@ -70,6 +74,11 @@ PLATFORM_TAGS = {
 def manifest() -> dict:
     with MANIFEST.open("rb") as fh:
         return tomllib.load(fh)
+
+
+def _lane_folder(name: str) -> Path:
+    """build/NAME, or build/NAME-LANE in a test lane other than the main one."""
+    return ROOT / "build" / (f"{name}-{LANE}" if LANE else name)
 
 
 def wheel_files() -> list[str]:
@@ -121,9 +130,14 @@ def download_wheels(platforms: list[str] | None = None) -> list[Path]:
             for p in plat.split("."):
                 cmd += ["--platform", p]
         print(f"downloading {name}", flush=True)
-        subprocess.run(cmd, check=True)
-        if not target.exists():
-            raise SystemExit(f"pip did not produce {name}; check the wheel name in blender_manifest.toml")
+        # Into a folder of its own, then renamed: another lane may be fetching the same wheel.
+        with tempfile.TemporaryDirectory(dir=WHEEL_CACHE, prefix=".download-") as tmp:
+            cmd[cmd.index(str(WHEEL_CACHE))] = tmp
+            subprocess.run(cmd, check=True)
+            got = Path(tmp) / name
+            if not got.exists():
+                raise SystemExit(f"pip did not produce {name}; check the wheel name in blender_manifest.toml")
+            os.replace(got, target)
     return paths
 
 
@@ -166,7 +180,7 @@ def _ext(*args: str) -> None:
 
 def build(out: Path, platforms: list[str] | None = None) -> list[Path]:
     """Build one validated zip per platform (all the manifest's by default)."""
-    src = stage(ROOT / "build" / "stage" / "skinmodes", with_wheels=True)
+    src = stage(_lane_folder("stage") / "skinmodes", with_wheels=True)
     if platforms:
         # Restrict the staged manifest (and wheels) to the requested platforms.
         text = (src / "blender_manifest.toml").read_text()
@@ -195,7 +209,7 @@ def build(out: Path, platforms: list[str] | None = None) -> list[Path]:
 
 def dev_zip(out: Path) -> Path:
     """A wheel-less package for tests: the environment already has scipy."""
-    src = stage(ROOT / "build" / "stage-dev" / "skinmodes", with_wheels=False)
+    src = stage(_lane_folder("stage-dev") / "skinmodes", with_wheels=False)
     out.parent.mkdir(parents=True, exist_ok=True)
     _ext("build", "--source-dir", str(src), "--output-filepath", str(out))
     _ext("validate", str(out))

@@ -78,6 +78,10 @@ class Setting:
     def range_text(self) -> str:
         if self.kind == "enum":
             return "one of " + ", ".join(c.id.lower() for c in self.choices)
+        if self.kind == "str":  # a name (vertex group, collection): it has no range
+            return "(a name; empty for none)" if self.default == "" else "(a name)"
+        if self.kind == "bool":
+            return "(true or false)"
         lo = "-inf" if self.minimum is None else f"{self.minimum:g}"
         hi = "inf" if self.maximum is None else f"{self.maximum:g}"
         return f"[{lo}, {hi}]"

@@ -166,7 +166,7 @@ def _add_settings(b: argparse.ArgumentParser) -> None:
             dest=st.name,
             type=kind,
             choices=choices,
-            help=f"{st.description} {'(true or false)' if st.kind == 'bool' else st.range_text()}".replace("%", "%%"),
+            help=f"{st.description} {st.range_text()}".replace("%", "%%"),
         )
     b.add_argument("--preset", dest="material_preset", choices=[c.lower() for c in PRESETS], help="material preset")
     b.add_argument(

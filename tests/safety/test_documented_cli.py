@@ -109,3 +109,17 @@ def test_each_help_example_runs(addon, documented, dev_zip, tmp_path):
     for example in examples:
         summary = run_ok(tmp_path, [*base, *example.split()], False)
         assert summary["frames_baked"] == 6, example
+
+
+def test_help_gives_names_no_numeric_range(addon):
+    """Issue 39 (low): ``--help`` showed "[-inf, inf]" for the vertex-group and collection names.  Each name
+    setting now reads "(a name…)", each switch "(true or false)", and no option shows an infinite bound."""
+    from core.settings import SETTINGS
+
+    text = help_text(addon)
+    assert "inf]" not in text and "[-inf" not in text, text
+    names = [s for s in SETTINGS if s.kind == "str"]
+    assert names, "no name settings"
+    for s in names:
+        entry = re.search(re.escape(s.flag) + r" \S+ (.*?)(?= --[a-z]|$)", text.split(" options: ", 1)[1])
+        assert entry and "(a name" in entry.group(1), (s.flag, entry and entry.group(1))

@@ -440,9 +440,10 @@ def _outcome(
         if isinstance(exc, SkinmodesError) and not STOP_REQUESTS:
             return 1, None, f"skinmodes: error: {exc}"
         signum = exc.signum if isinstance(exc, Interrupted) else (STOP_REQUESTS or [signal.SIGINT])[0]
+        what = exc.what if isinstance(exc, Interrupted) else "bake"
         line = (
             f"skinmodes: interrupted by {signal.Signals(signum).name} before the .blend was saved; "
-            "the bake was cancelled, run the command again"
+            f"the {what} was cancelled, run the command again"
         )
         return 128 + int(signum), None, line
     except Exception as exc:

@@ -15,7 +15,7 @@ import bpy
 
 from .. import api
 from ..props import scene_of, settings
-from ..session.signals import raise_if_stopped
+from ..session.signals import Interrupted, raise_if_stopped, report_progress
 from .job import finish_gait_job, forget_gait_job, start_gait_job
 
 # --direction's spellings -> the Direction setting's ids.
@@ -47,13 +47,19 @@ def run_gait(obj: bpy.types.Object, args: argparse.Namespace) -> dict[str, objec
     overrides = {"gait_direction": args.direction, "gait_generations": args.generations, "gait_seed": args.seed}
     api.configure(obj, **{k: v for k, v in overrides.items() if v is not None})
     job = start_gait_job(obj, scene_of(bpy.context))
+    said = ""
     try:
         while not job.wait(0.1):
             raise_if_stopped()
-    except BaseException:
+            if job.stage != said:  # one progress line per stage: a farm log shows where the search is
+                said = job.stage
+                report_progress(f"gait: {said}", job.fraction)
+    except BaseException as exc:
         job.cancel()
         job.wait()
         forget_gait_job(job)
+        if isinstance(exc, Interrupted):
+            raise Interrupted(exc.signum, "gait search") from exc
         raise
     gait = finish_gait_job(job)
     summary: dict[str, object] = {

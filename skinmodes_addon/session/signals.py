@@ -9,9 +9,10 @@ from ..registry import PROGRESS_LISTENERS, STOP_REQUESTS
 class Interrupted(KeyboardInterrupt):
     """A signal (SIGINT, SIGTERM) asked the bake to stop; see :data:`registry.STOP_REQUESTS`."""
 
-    def __init__(self, signum: int) -> None:
+    def __init__(self, signum: int, what: str = "bake") -> None:
         super().__init__(signum)
         self.signum = signum
+        self.what = what  # what the signal cancelled, in the line the command says ("the bake was cancelled")
 
 
 def stop_requested() -> bool:

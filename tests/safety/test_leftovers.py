@@ -178,3 +178,33 @@ def test_temporaries_of_caches_no_longer_in_use_are_removed_once_old(addon, shot
     summary = addon.api.bake(obj, output="PC2", frames=(1, 4))
     assert not any(p.exists() for p in old) and all(p.exists() for p in keep)
     assert any("2 temporary file(s) of caches no longer in use" in m for m in summary["messages"]), summary
+
+
+def test_a_signal_to_the_gait_command_says_the_search_was_cancelled(addon, dev_zip, tmp_path):
+    """Issue 39 (low): SIGTERM during ``skinmodes gait`` said "the bake was cancelled"; it names the search now.
+    The behaviour was already right (exit 128 + signal, the .blend untouched, no gait stored)."""
+    import threading
+
+    import bpy
+
+    from tests.addon.locomotion.conftest import blob_object
+
+    blob_object(bpy, tmp_path)
+    shot = tmp_path / "slug.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(shot))
+    before = shot.read_bytes()
+    args = ("gait", "--blend", str(shot), "--object", "Slug", "--generations", "50")
+    proc = faults.start_cli(dev_zip, tmp_path / "profile", *args)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)
+    reader.start()
+    faults.wait_for(proc, lambda: any("gait: searching" in line for line in lines))
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=300)
+    reader.join(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM
+    assert lines[-1].strip() == (
+        "skinmodes: interrupted by SIGTERM before the .blend was saved; "
+        "the gait search was cancelled, run the command again"
+    ), lines[-5:]
+    assert shot.read_bytes() == before

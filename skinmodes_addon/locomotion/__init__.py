@@ -12,14 +12,29 @@ from .job import GAIT_JOBS
 CLASSES = (*operators.CLASSES, *panel.CLASSES)
 
 
+def cancel_searches() -> None:
+    """Cancel every running Find Gait: its result has nowhere to go."""
+    for job in list(GAIT_JOBS.values()):
+        job.cancel()
+    GAIT_JOBS.clear()
+
+
+@bpy.app.handlers.persistent
+def _before_load(_filepath: str = "") -> None:
+    # Another file replaces this one's objects: a search left running would end minutes later with "the
+    # object was deleted" (issue 39).  Compute Modes is cancelled on load alike (registry.forget_objects).
+    cancel_searches()
+
+
 def register() -> None:
     for cls in CLASSES:
         bpy.utils.register_class(cls)
+    bpy.app.handlers.load_pre.append(_before_load)
 
 
 def unregister() -> None:
-    for job in list(GAIT_JOBS.values()):
-        job.cancel()  # a running search's result is not wanted by an add-on that is going away
-    GAIT_JOBS.clear()
+    if _before_load in bpy.app.handlers.load_pre:
+        bpy.app.handlers.load_pre.remove(_before_load)
+    cancel_searches()  # a running search's result is not wanted by an add-on that is going away
     for cls in reversed(CLASSES):
         bpy.utils.unregister_class(cls)

@@ -23,7 +23,7 @@ def skinmodes_classes(bpy):
 
 def skinmodes_handlers(bpy):
     h = bpy.app.handlers
-    lists = [h.frame_change_pre, h.frame_change_post, h.depsgraph_update_post, h.load_post, h.save_post]
+    lists = [h.frame_change_pre, h.frame_change_post, h.depsgraph_update_post, h.load_pre, h.load_post, h.save_post]
     return [h for lst in lists for h in lst if "skinmodes" in getattr(h, "__module__", "")]
 
 
@@ -39,7 +39,7 @@ def test_enabled_extension_provides_its_ui_and_handlers(addon):
         assert name in classes, name
     assert hasattr(bpy.ops.skinmodes, "bake") and hasattr(bpy.ops.skinmodes, "material_preset_add")
     assert hasattr(bpy.types.Object, "skinmodes")
-    assert len(skinmodes_handlers(bpy)) == 6  # preview: 4; bake: load_post, save_post
+    assert len(skinmodes_handlers(bpy)) == 7  # preview: 4; bake: load_post, save_post; Find Gait: load_pre
     assert bpy.context.preferences.addons[addon.__name__].preferences.bl_rna.identifier == "SkinmodesPreferences"
     assert presets_visible(bpy, addon)
     assert sys.modules["skinmodes_api"] is addon.api
@@ -60,5 +60,5 @@ def test_register_unregister_twice_leaves_nothing_behind(addon):
         assert not presets_visible(bpy, addon) and "skinmodes_api" not in sys.modules
         addon_utils.enable(name, default_set=True)
         assert "SKINMODES_PT_main" in skinmodes_classes(bpy)
-        assert len(skinmodes_handlers(bpy)) == 6  # preview: 4; bake: load_post, save_post
+        assert len(skinmodes_handlers(bpy)) == 7  # preview: 4; bake: load_post, save_post; Find Gait: load_pre
         assert presets_visible(bpy, addon) and sys.modules["skinmodes_api"].__name__ == f"{name}.api"

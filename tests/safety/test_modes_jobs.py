@@ -26,3 +26,23 @@ def test_a_job_finished_after_the_settings_changed_installs_nothing(addon, creat
     assert session.running_job(obj) is None  # forgotten: a new one may start
     addon.api.compute_modes(obj, bpy.context.scene)
     assert s.stat_modes == s.modes
+
+
+def test_loading_a_file_cancels_find_gait(addon, tmp_path):
+    """Issue 39 (low): a Find Gait left running while another file loaded ended minutes later with "'Slug' was
+    deleted while its gait was searched for".  Loading a file now cancels it at once, as it cancels Compute
+    Modes; the search's worker stops at its next rollout.  Exact: the job's stop flag, the job table."""
+    import bpy
+
+    from tests.addon.locomotion.conftest import blob_object
+
+    obj = blob_object(bpy, tmp_path)
+    obj.skinmodes.gait_generations = 50  # minutes: it is still searching when the file loads
+    locomotion = addon.locomotion.job
+    job = locomotion.start_gait_job(obj, bpy.context.scene)
+    assert locomotion.GAIT_JOBS and not job.cancelled
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert job.cancelled and not locomotion.GAIT_JOBS
+    assert job.wait(120), "the cancelled search did not stop"
+    with pytest.raises(addon.core.errors.SkinmodesError, match="Find Gait was cancelled; nothing was changed"):
+        locomotion.finish_gait_job(job)

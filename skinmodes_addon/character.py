@@ -329,6 +329,13 @@ class RigBinding:
     unit: float
 
 
+def column_names(binding: RigBinding, object_name: str) -> list[str]:
+    """What drives each weight column, as the rig's warnings name it: "bone 'Hip' of the rig", and for the
+    column of unbound vertices (or an object rig's only one) "the object 'Body' or a parent of it"."""
+    names = [f"bone '{b}' of the rig" for b in binding.bones]
+    return [*names, f"the object '{object_name}' or a parent of it"] if binding.root else names
+
+
 def vertex_group_weights(obj: bpy.types.Object, names: list[str]) -> np.ndarray:
     """(k, len(names)) weights of the named vertex groups (0 where a vertex is not in a group).
 

@@ -79,7 +79,7 @@ class FrameSimulation:
         end: int,
         rig: RigFrames,
         controls: ControlFrames | None = None,
-        bone_names: Sequence[str] | None = None,
+        column_names: Sequence[str] | None = None,
         posespace: PoseSpaceCharacter | None = None,
         drive: Drive[Any] | None = None,
     ):
@@ -110,7 +110,7 @@ class FrameSimulation:
         probe_rig = None if model.rig_weights is None else lbs_basis(model.rig_weights[probes], model.X[probes])
         first = self.start - solver.preroll
         self.guard = RigGuard(
-            self.rig, probe_rig, drive.size, first, self.end, solver.reset_at_cuts, self._warnings, bone_names
+            self.rig, probe_rig, drive.size, first, self.end, solver.reset_at_cuts, self._warnings, column_names
         )
         if solver.ground and model.rig_weights is not None and own_drive:
             self._under_ground(first)

@@ -109,12 +109,12 @@ class RigGuard:
         end: int,
         reset: bool,
         warnings: Warnings,
-        bone_names: Sequence[str] | None = None,
+        column_names: Sequence[str] | None = None,
     ) -> None:
         self.rig, self.probe_rig, self.size = rig, probe_rig, size
         self.first, self.end, self.reset = first, end, reset
         self.warnings = warnings
-        self._bone_names = list(bone_names) if bone_names is not None else None
+        self._column_names = list(column_names) if column_names is not None else None
         self._rig_cache: dict[int, np.ndarray] = {}
         self._cuts: set[int] = set()
         self._pending: dict[int, np.ndarray] = {}  # frames the rig may jump at: (k,) probe accelerations
@@ -135,9 +135,11 @@ class RigGuard:
             remember_near(self._rig_cache, frame, x)  # the guard looks two frames back
         return x
 
-    def _bone(self, index: int) -> str:
-        names = self._bone_names
-        return f"'{names[index]}'" if names is not None and 0 <= index < len(names) else str(index)
+    def _column(self, index: int) -> str:
+        """What drives weight column ``index``, as the warnings name it: the phrase given ("bone 'Hip' of the
+        rig", "the object 'Body' or a parent of it"), or "bone <index> of the rig"."""
+        names = self._column_names
+        return names[index] if names is not None and 0 <= index < len(names) else f"bone {index} of the rig"
 
     def check(self, frame: int, p: np.ndarray) -> bool:
         """Say, once per kind, when the rig collapses, flips or jumps at ``frame``; True at a jump (a cut)."""
@@ -146,13 +148,13 @@ class RigGuard:
         if np.any(np.abs(det) < 1e-9) and not self.warnings.said("collapse"):
             self.warnings.once(
                 "collapse",
-                f"frame {frame}: bone {self._bone(int(np.argmin(np.abs(det))))} of the rig is scaled to zero, "
+                f"frame {frame}: {self._column(int(np.argmin(np.abs(det))))} is scaled to zero, "
                 "which crushes the flesh; fix the bone's scale keys",
             )
         if np.any(det < 0) and not self.warnings.said("flip"):
             self.warnings.once(
                 "flip",
-                f"frame {frame}: bone {self._bone(int(np.argmin(det)))} of the rig has a negative scale "
+                f"frame {frame}: {self._column(int(np.argmin(det)))} has a negative scale "
                 "(a mirror flip); the jiggle there is unreliable: use rotations instead of negative scale",
             )
         x_b = self.probe_positions(frame, p)

@@ -17,7 +17,7 @@ from typing import Any
 import bpy
 import numpy as np
 
-from ..character import RigBinding, sample_rig
+from ..character import RigBinding, column_names, sample_rig
 from ..core.dynamics.drive import Drive
 from ..core.dynamics.wobble import scaled_frequency
 from ..core.geometry.size import character_size
@@ -125,7 +125,7 @@ class Session:
                 self.end,
                 self._rig_at,
                 controls=controls_of(obj),
-                bone_names=self.binding.bones or (f"the object '{self.object_name}'",),
+                column_names=column_names(self.binding, self.object_name),
                 posespace=self.prepared.posespace,
                 drive=drive,
             )

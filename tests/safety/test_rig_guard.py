@@ -197,3 +197,25 @@ def test_a_wing_flapping_half_the_body_per_frame_is_not_called_a_cut(addon, shot
     scene.frame_set(scene.frame_start)
     summary = addon.api.bake(obj, output="PC2")
     assert [w for w in summary["warnings"] if "the rig jumps" in w] != []
+
+
+def test_a_mirrored_parent_of_an_object_rig_is_named_as_the_object(addon, tmp_path):
+    """Issue 39 (low): a mesh without an armature, under an empty whose scale flips to -1, was reported as
+    "bone 'the object 'OnNegEmpty'' of the rig has a negative scale".  The object's own column is named as
+    what it is now: "the object 'OnNegEmpty' or a parent of it"."""
+    import bpy
+
+    from tests.addon.test_object_rig import soft_box
+
+    obj = soft_box(bpy, tmp_path, name="OnNegEmpty")
+    obj.skinmodes.frame_end = CUT + 6
+    bpy.ops.object.empty_add()
+    parent = bpy.context.active_object
+    obj.parent = parent
+    constant_keys(parent, "scale", (1.0, 1.0, 1.0), (-1.0, 1.0, 1.0))
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "shot.blend"))
+    bpy.context.scene.frame_set(1)
+    summary = addon.api.bake(obj, output="PC2")
+    (warning,) = [w for w in summary["warnings"] if "negative scale" in w]
+    assert warning.startswith(f"frame {CUT}: the object 'OnNegEmpty' or a parent of it has a negative scale"), warning
+    assert "bone" not in warning.split(" has ")[0] and "\n" not in warning

@@ -21,7 +21,7 @@ import bpy
 from ..core.io.atomic import partial_in_use
 from ..props import settings
 from ..registry import HOLD_PENDING, PENDING, SAVED_PLAYS
-from .naming import blend_identity, normalised, resolved, user_of
+from .naming import UNSAVED, blend_identity, normalised, resolved, unsaved_identity, user_of
 
 # Temporary files of the shared caches (core.io.atomic naming), and the age at which nobody writes them any more.
 SHARED_PARTIAL = re.compile(r"\.(?:model|tets)-[0-9a-f]{16}\.npz\.[0-9a-f]{12}\.partial")
@@ -71,7 +71,11 @@ def deletion_refused(obj: bpy.types.Object, stored: str) -> str:
             "it was baked before cache names told .blend files apart, so another .blend in that folder "
             "may play it; delete it by hand once none does"
         )
-    if writers[0] != blend_identity(Path(target).parent):
+    if writers[0] == unsaved_identity():
+        pass  # written by this session before the file was first saved: this .blend's own
+    elif writers[0].startswith(UNSAVED):
+        return "an unsaved file of another session wrote it and may still play it; delete it by hand once none does"
+    elif writers[0] != blend_identity(Path(target).parent):
         return f"{Path(writers[0]).name} wrote it and may still play it"
     other = _other_user(obj, stored)
     return f"'{other}' uses it too" if other else ""

@@ -31,7 +31,7 @@ from ..core.io.pc2 import PC2Writer, check_writable
 from ..core.pipeline import check_frame_range
 from ..object_rig import still_note
 from ..props import scene_of, settings
-from ..session.cache_paths import cache_folder
+from ..session.cache_paths import cache_folder, names_fixed_folder
 from ..session.muting import busy, outputs_muted
 from ..session.session import build_session, current_session, drop_session, sample_range
 from ..session.signals import raise_if_stopped, report_progress
@@ -191,7 +191,7 @@ class BakeJob:
     def _frames(self) -> Generator[float, None, None]:
         t0 = time.perf_counter()
         self._clean_leftovers()
-        if not bpy.data.filepath:
+        if not bpy.data.filepath and not names_fixed_folder(settings(self.obj)):
             self.messages.append(
                 f"this .blend is not saved: its caches are in {cache_folder(settings(self.obj))} for this session "
                 "only; save the .blend first for farm use"

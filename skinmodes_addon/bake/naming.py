@@ -19,7 +19,7 @@ import bpy
 
 from ..core.errors import SkinmodesError
 from ..props import settings
-from ..session.cache_paths import cache_folder
+from ..session.cache_paths import cache_folder, names_fixed_folder, unsaved_folder
 
 # Hex digits of the identity hash in file names: 40 bits, so two objects' names
 # meet by chance about once in a trillion pairs.
@@ -47,6 +47,14 @@ def object_identity(obj: bpy.types.Object) -> str:
     return f"{obj.name_full}\n{library}"
 
 
+UNSAVED = "unsaved "
+
+
+def unsaved_identity() -> str:
+    """This process's unsaved file, as :func:`blend_identity` names it."""
+    return f"{UNSAVED}{unsaved_folder()}"
+
+
 def blend_identity(folder: Path) -> str:
     """The open .blend as seen from ``folder``: its path relative to it ("" while unsaved).
 
@@ -55,7 +63,9 @@ def blend_identity(folder: Path) -> str:
     absolute cache folder, never agree.
     """
     if not bpy.data.filepath:
-        return ""
+        # Unsaved: this process's own folder tells it from another unsaved session baking into the same
+        # absolute Cache Folder (two of them would otherwise share the names of their objects' files).
+        return unsaved_identity()
     blend = os.path.abspath(bpy.data.filepath)
     try:
         relative = os.path.relpath(blend, folder)
@@ -72,7 +82,7 @@ def cache_stem(obj: bpy.types.Object, salt: int = 0) -> str:
     character never share a file; ``salt`` > 0 gives the other names
     :func:`pc2_path` falls back to when another object plays this one.
     """
-    folder = cache_folder(settings(obj)) if bpy.data.filepath else Path()
+    folder = cache_folder(settings(obj))
     identity = f"{object_identity(obj)}\n{blend_identity(folder)}" + (f"\n{salt}" if salt else "")
     digest = hashlib.sha256(identity.encode("utf-8", "surrogatepass")).hexdigest()[:STEM_HASH]
     return f"{safe_name(obj.name)}-{digest}"
@@ -80,6 +90,8 @@ def cache_stem(obj: bpy.types.Object, salt: int = 0) -> str:
 
 def blend_relative(path: Path) -> str:
     """``path`` as Blender stores file paths: relative to the .blend (``//``) where it can be."""
+    if not bpy.data.filepath:  # nothing to be relative to (bpy.path.relpath would take the working directory)
+        return str(path)
     try:
         return bpy.path.relpath(str(path))
     except ValueError:  # another drive (Windows): only the absolute path reaches it
@@ -95,8 +107,11 @@ def pc2_path(obj: bpy.types.Object, keep_own: bool = False) -> tuple[str, Path]:
     new one) is skipped for the next salted one; ``keep_own`` skips the
     object's own file too (a test bake that must leave the saved one alone).
     """
-    if not bpy.data.filepath:
-        raise SkinmodesError("save the .blend first: the point cache is written next to it (File > Save)")
+    if not bpy.data.filepath and not names_fixed_folder(settings(obj)):
+        raise SkinmodesError(
+            "save the .blend first: the point cache is written next to it (File > Save), "
+            "or set an absolute Cache Folder"
+        )
     folder = cache_folder(settings(obj))
     for salt in range(1000):
         path = folder / f"{cache_stem(obj, salt)}.pc2"

@@ -27,6 +27,13 @@ def unsaved_folder() -> Path:
     return UNSAVED_FOLDER[0]
 
 
+def names_fixed_folder(s: SkinmodesSettings) -> bool:
+    """Whether the Cache Folder is absolute (or ``~``): a folder that does not depend on the .blend's, so it
+    holds an unsaved file's point cache as well as a saved one's."""
+    raw = s.cache_dir or default_cache_dir()
+    return raw.startswith("~") or (not raw.startswith("//") and os.path.isabs(raw))
+
+
 def cache_folder(s: SkinmodesSettings) -> Path:
     """The cache folder the setting names, as an absolute path.
 
@@ -39,7 +46,7 @@ def cache_folder(s: SkinmodesSettings) -> Path:
     raw = s.cache_dir or default_cache_dir()
     if raw.startswith("~"):
         return Path(os.path.normpath(os.path.expanduser(raw)))
-    if not raw.startswith("//") and os.path.isabs(raw):
+    if names_fixed_folder(s):
         return Path(os.path.normpath(raw))
     base = Path(bpy.data.filepath).parent if bpy.data.filepath else unsaved_folder()
     return Path(os.path.normpath(base / raw.removeprefix("//")))

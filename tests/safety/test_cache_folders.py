@@ -95,3 +95,34 @@ def test_writes_never_leave_the_chosen_folder(addon, shot, tmp_path, name):
     assert path.parent == folder / "skinmodes_cache"
     assert {p.parent for p in folder.rglob("*") if p.is_file()} <= {folder, folder / "skinmodes_cache"}
     assert [p.name for p in tmp_path.iterdir()] == ["shot"]
+
+
+def test_an_unsaved_file_bakes_a_point_cache_into_an_absolute_cache_folder(addon, creature, tmp_path):
+    """Issue 39 (low): with an absolute Cache Folder an unsaved file was refused with "save the .blend first:
+    the point cache is written next to it", which it is not.  It bakes there now, with no "this session only"
+    note (the folder outlives the session), and the file plays once the .blend is saved anywhere.  A relative
+    folder is still refused in one line, which now names the way out."""
+    import bpy
+
+    obj, _, _scene = creature
+    assert not bpy.data.filepath
+    obj.skinmodes.cache_dir = "//skinmodes_cache/"
+    with pytest.raises(addon.core.errors.SkinmodesError, match=r"or set an absolute Cache Folder$"):
+        addon.api.bake(obj, output="PC2")
+    fixed = tmp_path / "farm_caches"
+    obj.skinmodes.cache_dir = str(fixed) + "/"
+    summary = addon.api.bake(obj, output="PC2")
+    (path,) = [Path(f) for f in summary["files"]]
+    assert path.parent == fixed and path.exists()
+    assert not [m for m in summary["messages"] if "save the .blend first" in m], summary["messages"]
+    mod = next(m for m in obj.modifiers if m.type == "MESH_CACHE")
+    assert Path(bpy.path.abspath(mod.filepath)) == path
+    (tmp_path / "elsewhere").mkdir()
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "elsewhere" / "shot.blend"))
+    assert Path(os.path.normpath(bpy.path.abspath(mod.filepath))) == path  # Blender may store it as //../
+    # Its next bake, now that the file is saved, replaces it when the .blend is saved (the policy for every
+    # replaced cache): the unsaved session's file is this .blend's own, not another .blend's.
+    again = addon.api.bake(obj, output="PC2")
+    assert [m for m in again["messages"] if "is deleted when the .blend is saved" in m], again["messages"]
+    bpy.ops.wm.save_mainfile()
+    assert not path.exists() and Path(again["files"][0]).exists()

@@ -48,6 +48,8 @@ def factorize_scalar(A: sp.spmatrix, coords: np.ndarray) -> SPDSolver:
     dissection), SuperLU otherwise.  The solver takes (n,) or (n, k) right-hand sides."""
     A = sp.csr_matrix(A)
     n = A.shape[0]
+    if n == 0:  # nothing free (every vertex pinned: a prop bound to one bone): nothing to solve for
+        return SPDSolver("empty", lambda B: np.zeros_like(np.asarray(B, dtype=np.float64)))
     nd = nested_dissection_order(A, coords, LEAF)
     lu = spla.splu(A[nd][:, nd].tocsc(), permc_spec="NATURAL", diag_pivot_thresh=0.0, options={"SymmetricMode": True})
     rcm = reverse_cuthill_mckee(A, symmetric_mode=True).astype(np.int64)

@@ -475,6 +475,9 @@ class PhysicsSkin:
         """:meth:`volume_step`'s step d (n - p, 3) on the free vertices, or None where there is none to
         take; R9, F9 (9, t_a) the kept tets' rotations and deformation gradients, component-major."""
         strain = F9 - R9
+        if not strain.size:  # no tet touches a free vertex: every vertex is pinned (a prop of one bone)
+            self.last_iterations = 0
+            return None
         if np.abs(strain).max() <= RIGID and (load is None or not np.any(load[self.free_vertices])):
             self.last_iterations = 0
             return None

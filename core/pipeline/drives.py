@@ -28,6 +28,10 @@ from .prepare import PoseSpaceCharacter, PreparedCharacter, SolverSettings, phys
 RS_MODES = 8
 
 POSES_UNUSED = "the training poses are not used with Physics Skin on: its shape, not the bones, drives the jiggle"
+ALL_PINNED = (
+    "Physics Skin pins every vertex here (each is weighted to one bone alone), so the object follows its bones "
+    "without a physics skin; turn Pin Rigidly Bound off to let its flesh bulge and sag"
+)
 
 
 def character_drive(
@@ -55,6 +59,8 @@ def character_drive(
     if solver.physics_skin:
         notes = [] if posespace is None else [POSES_UNUSED]
         physics = prepared.physics_rig(solver.pin_depth, solver.pin_rigid, solver.physics_skin_from == "bones")
+        if not len(physics.skin.free_vertices):  # a prop bound to one bone: nothing left to solve
+            notes.append(ALL_PINNED)
         gravity = GRAVITY / physical_scale(prepared, solver) if solver.physics_gravity else None  # E / rho as set
         physics.set_gravity(gravity, prepared.material.density)
         emb, T, keep = prepared.embedding, prepared.mesh.T, prepared.keep

@@ -5,9 +5,9 @@ each frame of the shot as Blender evaluates it (modifiers, shape keys,
 animation, parents) with its world matrix, triangulated, and scaled into the
 simulation's space (world axes, metres: the scene's unit scale).  The core
 interpolates between frames (:mod:`core.contact.scene`).  Objects without
-Collision physics are left out, and a collection that has meshes but none
-with Collision physics is refused in one line, so that nothing is silently
-ignored.
+Collision physics are left out.  A collection that can push nothing (no mesh
+but the character itself, or meshes none of which has Collision physics) is
+refused in one line, so that nothing is silently ignored.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from ..core.errors import SkinmodesError
 def collision_meshes(obj: bpy.types.Object, name: str) -> list[bpy.types.Object]:
     """The mesh objects of collection ``name`` (and its children) with Collision physics, but ``obj`` itself.
 
-    Refuses in one line a missing collection, or one whose meshes all lack Collision physics.
+    Refuses in one line a missing collection, one without another mesh, or one whose meshes all lack
+    Collision physics.
     """
     if not name:
         return []
@@ -32,7 +33,15 @@ def collision_meshes(obj: bpy.types.Object, name: str) -> list[bpy.types.Object]
         raise SkinmodesError(f"the Colliders collection '{name}' does not exist; pick one or clear the field")
     meshes = [o for o in coll.all_objects if o.type == "MESH" and o != obj]
     found = [o for o in meshes if any(m.type == "COLLISION" for m in o.modifiers)]
-    if meshes and not found:
+    if not meshes:  # asked for, but it can push nothing: the same refusal as meshes without Collision physics
+        alone = (
+            f" but '{obj.name}' itself (Skin on Skin is its contact with itself)" if obj in coll.all_objects[:] else ""
+        )
+        raise SkinmodesError(
+            f"the Colliders collection '{name}' holds no mesh{alone}; put the objects that should push the skin "
+            "in it, or clear the field"
+        )
+    if not found:
         raise SkinmodesError(
             f"no object of the Colliders collection '{name}' has Collision physics; "
             "add it in Physics > Collision to the objects that should push the skin"

@@ -25,6 +25,8 @@ from .naming import UNSAVED, blend_identity, normalised, resolved, unsaved_ident
 
 # Temporary files of the shared caches (core.io.atomic naming), and the age at which nobody writes them any more.
 SHARED_PARTIAL = re.compile(r"\.(?:model|tets)-[0-9a-f]{16}\.npz\.[0-9a-f]{12}\.partial")
+# A point cache's temporary file, named by bake/naming.py (a safe name, a dash, 10 hex digits).
+PC2_PARTIAL = re.compile(r"\.[A-Za-z0-9_.-]+-[0-9a-f]{10}\.pc2\.[0-9a-f]{12}\.partial")
 ABANDONED_AGE = 3600.0
 
 
@@ -161,11 +163,12 @@ def unregister() -> None:
 
 
 def remove_abandoned_partials(folder: Path, older_than: float) -> list[Path]:
-    """Delete the temporary files of shared (tet and model) caches in ``folder`` that no live writer
-    holds and that are older than ``older_than``: a killed run's, for a key no bake will ask for again.
-
-    Those caches are named by their contents, so any bake may clean them; a
-    point cache's temporary files are left to their own object's next bake.
+    """Delete the temporary files of caches in ``folder`` (tet, model and point caches, by this add-on's
+    naming) that no live writer holds and that are older than ``older_than``: a killed run's, which no bake
+    may ever finish (a tet or model cache's key no bake asks for again, a renamed or deleted object's point
+    cache).  An object's own next bake removes its point cache's at once (:func:`core.io.atomic.stale_partials`);
+    this catches the ones no object will come back for.  A live writer keeps its file locked and fresh
+    (it writes frame by frame), so an hour's age and no lock is a dead one, whichever shot it was for.
     """
     removed: list[Path] = []
     try:
@@ -173,7 +176,7 @@ def remove_abandoned_partials(folder: Path, older_than: float) -> list[Path]:
     except OSError:
         return removed
     for entry in entries:
-        if not SHARED_PARTIAL.fullmatch(entry.name):
+        if not (SHARED_PARTIAL.fullmatch(entry.name) or PC2_PARTIAL.fullmatch(entry.name)):
             continue
         try:
             old = entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mtime < older_than

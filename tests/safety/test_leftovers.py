@@ -162,22 +162,26 @@ def test_only_stale_temporaries_of_the_exact_destination_are_taken(tmp_path):
 def test_temporaries_of_caches_no_longer_in_use_are_removed_once_old(addon, shot):
     """Issue 24 (low).  Before: a ``.partial`` of a tet or model cache whose key no bake asks for any
     more (the settings changed since the killed run) stayed for ever.  Now any bake removes those an
-    hour old; a recent one (a run that may still be writing) and other files stay."""
+    hour old; a recent one (a run that may still be writing) and other files stay.  Issue 39 (low): the
+    same for a point cache's whose object was renamed or deleted since (its own next bake never comes)."""
     obj, _, _scene, folder = shot
     cache = folder / "skinmodes_cache"
     cache.mkdir(exist_ok=True)
     old = [
         left_behind(cache / f".model-{'a' * 16}.npz.{'2' * 12}.partial", b"abandoned", seconds=7200),
         left_behind(cache / f".tets-{'b' * 16}.npz.{'3' * 12}.partial", b"abandoned", seconds=7200),
+        # Issue 39 (low): a point cache's, for a name no object uses any more (renamed since the killed run).
+        left_behind(cache / f".Renamed-0123456789.pc2.{'5' * 12}.partial", b"abandoned", seconds=7200),
     ]
     keep = [
         left_behind(cache / f".model-{'c' * 16}.npz.{'4' * 12}.partial", b"maybe live", seconds=60),
-        left_behind(cache / f".Someone-0123456789.pc2.{'5' * 12}.partial", b"another object's", seconds=7200),
+        left_behind(cache / f".Someone-0123456789.pc2.{'6' * 12}.partial", b"maybe live", seconds=60),
+        left_behind(cache / f".Someone-012345678.pc2.{'7' * 12}.partial", b"not our naming", seconds=7200),
         left_behind(cache / "notes.partial", b"a user's", seconds=7200),
     ]
     summary = addon.api.bake(obj, output="PC2", frames=(1, 4))
     assert not any(p.exists() for p in old) and all(p.exists() for p in keep)
-    assert any("2 temporary file(s) of caches no longer in use" in m for m in summary["messages"]), summary
+    assert any("3 temporary file(s) of caches no longer in use" in m for m in summary["messages"]), summary
 
 
 def test_a_signal_to_the_gait_command_says_the_search_was_cancelled(addon, dev_zip, tmp_path):

@@ -21,7 +21,7 @@ import bpy
 from ..core.io.atomic import partial_in_use
 from ..props import settings
 from ..registry import HOLD_PENDING, PENDING, SAVED_PLAYS
-from .naming import UNSAVED, blend_identity, normalised, resolved, unsaved_identity, user_of
+from .naming import UNSAVED, blend_identity, cache_stem, normalised, resolved, unsaved_identity, user_of
 
 # Temporary files of the shared caches (core.io.atomic naming), and the age at which nobody writes them any more.
 SHARED_PARTIAL = re.compile(r"\.(?:model|tets)-[0-9a-f]{16}\.npz\.[0-9a-f]{12}\.partial")
@@ -186,3 +186,29 @@ def remove_abandoned_partials(folder: Path, older_than: float) -> list[Path]:
         except OSError:
             continue  # gone meanwhile, or not ours to delete: leave it
     return removed
+
+
+# Salted names (bake/naming.pc2_path) an object's test bakes may have taken: a few at most in practice.
+TEST_BAKE_SALTS = 16
+
+
+def remove_test_bakes(obj: bpy.types.Object, written: Path) -> list[str]:
+    """Delete the point caches that test bakes of ``obj`` left (``--no-save``, ``keep_previous_file``): the
+    object's own other names (:func:`naming.cache_stem` with a salt) that no object of this file plays or
+    claims; one line per file removed.  Called when a bake that will be saved has put ``written`` in place.
+
+    Those names hold this object's and this .blend's identity, so no other object or shot writes them; a
+    test bake's file is never saved into the .blend, so once the object has a saved bake nothing plays it.
+    """
+    folder, said = written.parent, []
+    for salt in range(1, TEST_BAKE_SALTS):
+        path = folder / f"{cache_stem(obj, salt)}.pc2"
+        if path == written or not path.is_file() or user_of(obj, normalised(str(path)), include_self=True):
+            continue
+        try:
+            path.unlink()
+        except OSError as exc:
+            said.append(f"could not remove {path.name}, left by a test bake ({exc.strerror or exc}); delete it by hand")
+            continue
+        said.append(f"removed {path.name}, a test bake's point cache that nothing plays")
+    return said

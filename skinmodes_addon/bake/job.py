@@ -35,7 +35,7 @@ from ..session.cache_paths import cache_folder, names_fixed_folder
 from ..session.muting import busy, outputs_muted
 from ..session.session import build_session, current_session, drop_session, sample_range
 from ..session.signals import raise_if_stopped, report_progress
-from .deletion import ABANDONED_AGE, remove_abandoned_partials
+from .deletion import ABANDONED_AGE, remove_abandoned_partials, remove_test_bakes
 from .disk import check_room, disk_error
 from .naming import pc2_path
 from .outputs import OldBake, drop_old_bake, inverse_skinning_matrices, refuse_shape_keys_for_stack
@@ -361,6 +361,12 @@ class BakeJob:
             raise commit_error(exc, self._target(), failed) from exc
         # Point of no return: the new bake is in place; what is left is clean-up.
         self.messages.extend(drop_old_bake(obj, old, self.output))
+        if self.output == "PC2" and not self.keep_previous:
+            self.messages.extend(remove_test_bakes(obj, self.abs_path))
+        elif self.output == "PC2":
+            self.messages.append(
+                f"a test bake: nothing saved plays {self.abs_path.name}; the object's next saved bake removes it"
+            )
         settle_travel_action(obj, old.travel_action)
         self._offsets.clear()
         self._restore_frame()

@@ -9,6 +9,7 @@ File contents are compared byte for byte (exact): a file another shot plays must
 """
 
 import json
+from pathlib import Path
 
 from tests.addon.helpers import evaluated
 from tests.safety.conftest import run_command
@@ -96,3 +97,12 @@ def test_a_no_save_test_bake_leaves_the_saved_shot_s_file(addon, installed, tmp_
     summary = json.loads(out.stdout)
     assert summary["files"] and summary["files"][0] != str(path)
     assert path.read_bytes() == data
+    # Issue 39 (low): the test bake's file was left for ever, and nothing plays it.  It says so, and the
+    # object's next saved bake removes it (and only it: the saved shot's file is replaced as always).
+    test_file = Path(summary["files"][0])
+    assert test_file.exists() and [m for m in summary["messages"] if "a test bake: nothing saved plays" in m]
+    out = run_command(tmp_path, *args, "--frames", "1-6")
+    assert out.returncode == 0, out.stderr
+    again = json.loads(out.stdout)
+    assert not test_file.exists() and Path(again["files"][0]).exists()
+    assert [m for m in again["messages"] if m.startswith(f"removed {test_file.name}, a test bake's")], again

@@ -33,6 +33,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import bpy
@@ -45,6 +46,7 @@ from .core.settings import CONTACT_AUTO, PRESETS, SETTINGS
 from .farm import COMMANDS as FARM_COMMANDS
 from .farm import add_commands, openjd_progress, run_command, write_report
 from .farm.commands import prepare_summary
+from .farm.shots import open_shot
 from .locomotion.command import add_gait_command, run_gait
 from .registry import HOLD_PENDING, KEEP_REPLACED, PREPARED_ONLY, PROGRESS_LISTENERS, REPLACED, STOP_REQUESTS
 from .session.signals import Interrupted
@@ -299,7 +301,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     if args.command in FARM_COMMANDS:
         return run_command(args)
     if args.blend:
-        bpy.ops.wm.open_mainfile(filepath=args.blend)
+        open_shot(Path(args.blend))
     obj = bpy.data.objects.get(args.object)
     if obj is None:
         names = ", ".join(o.name for o in bpy.data.objects if o.type == "MESH") or "none"

@@ -61,7 +61,8 @@ def write_bundle(args: argparse.Namespace) -> dict[str, object]:
     """Read the shots, then write ``template.yaml`` and ``parameter_values.yaml`` into ``args.out``."""
     out = Path(os.path.abspath(args.out))
     cache = os.path.abspath(args.cache_dir) if args.cache_dir else str(out / "cache")
-    tasks = read_shots(args.shots, args.objects, args.frames)
+    skipped: list[str] = []
+    tasks = read_shots(args.shots, args.objects, args.frames, skipped)
     bpy.ops.wm.read_homefile(use_empty=True)  # the last shot is not left open (nothing here saves it)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -89,6 +90,7 @@ def write_bundle(args: argparse.Namespace) -> dict[str, object]:
         "prepare_tasks": len(characters(tasks)),
         "bake_tasks": len(tasks),
         "bake_steps": len(bake_rounds(tasks)),
+        "skipped": skipped,
     }
 
 

@@ -49,9 +49,19 @@ def skinned_meshes() -> list[str]:
     return sorted(names)
 
 
+def open_shot(path: Path) -> None:
+    """Open the .blend ``path``, or say in one line that it cannot be read (Blender's own error is a
+    RuntimeError that starts "Error: Cannot read file")."""
+    try:
+        bpy.ops.wm.open_mainfile(filepath=str(path))
+    except RuntimeError as exc:
+        why = str(exc).strip().removeprefix("Error:").strip().splitlines()[0] if str(exc).strip() else "unreadable"
+        raise SkinmodesError(f"{path.name} cannot be opened: it is damaged or not a .blend file ({why})") from exc
+
+
 def read_shot(path: Path, wanted: list[str] | None, frames: tuple[int, int] | None) -> list[BakeTask]:
     """Open ``path`` and return a task per object to bake: those of ``wanted`` it has, else its skinned meshes."""
-    bpy.ops.wm.open_mainfile(filepath=str(path))
+    open_shot(path)
     names = [n for n in wanted if n in bpy.data.objects] if wanted else skinned_meshes()
     if not names and not wanted:
         raise SkinmodesError(
@@ -70,12 +80,27 @@ def read_shot(path: Path, wanted: list[str] | None, frames: tuple[int, int] | No
     return tasks
 
 
-def read_shots(paths: list[str], wanted: list[str] | None, frames: tuple[int, int] | None) -> list[BakeTask]:
-    """Every task of every shot; refuses an object name that no shot has (a typo would bake nothing)."""
-    tasks = [t for path in shot_files(paths) for t in read_shot(path, wanted, frames)]
+def read_shots(
+    paths: list[str], wanted: list[str] | None, frames: tuple[int, int] | None, skipped: list[str] | None = None
+) -> list[BakeTask]:
+    """Every task of every shot; refuses an object name that no shot has (a typo would bake nothing).
+
+    skipped: None to refuse the whole job at the first shot that cannot be read; a list to go on without
+    it (a farm job: one damaged shot must not stop a folder of them), one line per shot appended, naming
+    the shot and why.  Refused either way when no shot is left.
+    """
+    tasks: list[BakeTask] = []
+    for path in shot_files(paths):
+        try:
+            tasks += read_shot(path, wanted, frames)
+        except SkinmodesError as exc:
+            if skipped is None:
+                raise
+            skipped.append(f"skipped {exc}")
     missing = sorted(set(wanted or ()) - {t.object for t in tasks})
-    if missing:
+    if missing and not (skipped and not tasks):
         raise SkinmodesError(f"no shot has an object named {', '.join(repr(n) for n in missing)}")
     if not tasks:
-        raise SkinmodesError("none of the shots has an object to bake")
+        why = f": {skipped[0].removeprefix('skipped ')}" if skipped else ""
+        raise SkinmodesError(f"none of the shots has an object to bake{why}")
     return tasks

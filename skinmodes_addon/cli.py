@@ -440,7 +440,7 @@ def _outcome(
             summary = run(args)
     except (KeyboardInterrupt, SkinmodesError) as exc:
         if isinstance(exc, SkinmodesError) and not STOP_REQUESTS:
-            return 1, None, f"skinmodes: error: {exc}"
+            return 1, None, f"skinmodes: error: {as_flags(str(exc))}"
         signum = exc.signum if isinstance(exc, Interrupted) else (STOP_REQUESTS or [signal.SIGINT])[0]
         what = exc.what if isinstance(exc, Interrupted) else "bake"
         line = (
@@ -459,6 +459,16 @@ def _outcome(
         # The signal came after the bake had replaced the old one and the .blend was saved: the work is whole.
         summary["signal_ignored"] = signal.Signals(finally_stops[0]).name
     return 0, summary, ""
+
+
+# A setting named in a message as "Label (setting_name)": on the command line, its flag.
+SETTING_REFERENCE = re.compile(r"\((" + "|".join(sorted((st.name for st in SETTINGS), key=len, reverse=True)) + r")\)")
+
+
+def as_flags(line: str) -> str:
+    """A message for the command line: each setting it names as "Label (setting_name)" names its flag instead,
+    "Label (--setting-name)", the spelling this surface has."""
+    return SETTING_REFERENCE.sub(lambda m: f"(--{m.group(1).replace('_', '-')})", line)
 
 
 def _cli_handler(argv: list[str]) -> int:

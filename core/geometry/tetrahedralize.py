@@ -140,6 +140,10 @@ class TetResult:
         return res
 
 
+# The fewest tets a mesh is built with: below, no shape keeps its volume.
+MIN_TETS = 100
+
+
 def wildmeshing_available() -> tuple[bool, str]:
     """Whether fTetWild can be used here, and if not, one line saying why."""
     try:
@@ -319,11 +323,9 @@ def tetrahedralize(
         raise MeshError(f"unknown mesher {method!r}; use auto, lattice or wildmeshing")
     if loose_parts not in LOOSE_POLICIES:
         raise MeshError(f"unknown loose-part policy {loose_parts!r}; use join or skip")
-    if not (100 <= target_tets <= max_tets):
-        raise MeshError(
-            f"a target of {target_tets} tets is outside 100..{max_tets}; "
-            "lower the tet resolution (a few 10k tets simulate in real time)"
-        )
+    if not (MIN_TETS <= target_tets <= max_tets):
+        way = "raise it" if target_tets < MIN_TETS else "lower it (a few 10k tets simulate in real time)"
+        raise MeshError(f"a target of {target_tets} tets is outside {MIN_TETS}..{max_tets}; {way}")
     policy = "skip" if loose_parts == "skip" else "join"
     surf = clean_surface(V, F)
     messages: list[str] = []

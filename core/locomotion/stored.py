@@ -21,6 +21,7 @@ import numpy as np
 from ..contact.ground import GroundPlane
 from ..errors import SimulationError, SkinmodesError
 from ..geometry.tetmesh import TetMesh
+from ..geometry.tetrahedralize import MIN_TETS
 from ..model.materials import Material
 from .coarse import COARSE_TETS, coarse_copy, is_large, search_coarse
 from .creatures import RECIPES
@@ -189,6 +190,11 @@ def search(mesh: TetMesh, settings: GaitSettings, progress: Progress | None = No
     budget = (settings.generations, settings.population, settings.seed, settings.sigma0, settings.restarts)
     gait: Gait
     if is_large(mesh, settings.coarse_tets):
+        if settings.coarse_tets < MIN_TETS:
+            raise SimulationError(
+                f"a Search Copy (gait_search_tets) of {settings.coarse_tets} tets cannot hold a shape; use at least "
+                f"{MIN_TETS}, or 0 (search the mesh itself)"
+            )
         small = coarse_copy(mesh, settings.coarse_tets)
         coarse_problem = gait_problem(small, settings, problem.steps)
         try:
@@ -198,7 +204,7 @@ def search(mesh: TetMesh, settings: GaitSettings, progress: Progress | None = No
         except SimulationError as exc:  # the pairing is checked before any rollout: nothing was spent
             raise SimulationError(
                 f"the gait is searched on a {small.t:,}-tet copy of this {mesh.t:,}-tet mesh, which cannot carry it "
-                f"({exc}); a larger Search Copy (coarse_tets) or 0 (search the mesh itself) can"
+                f"({exc}); a larger Search Copy (gait_search_tets) or 0 (search the mesh itself) can"
             ) from exc
         gait = replace(found.gait, seconds=time.perf_counter() - start)  # the copy and its model included
     else:

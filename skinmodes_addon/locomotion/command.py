@@ -1,4 +1,5 @@
-"""``skinmodes gait --object NAME [--direction +X] [--generations N] [--seed S] [--bake]``: headless Find Gait.
+"""``skinmodes gait --object NAME [--direction +X] [--generations N] [--seed S] [--gait-... V] [--bake]``:
+headless Find Gait.
 
 Prints (through ``cli.main``) a JSON summary: the objective, the distance per cycle and the travel per
 10 s in body lengths (a 10 s replay), the rollouts and the seconds; ``--bake`` then bakes the object with
@@ -14,10 +15,13 @@ import time
 import bpy
 
 from .. import api
+from ..core.settings import SETTINGS
 from ..props import scene_of, settings
 from ..session.signals import Interrupted, raise_if_stopped, report_progress
 from .job import finish_gait_job, forget_gait_job, start_gait_job
 
+# The flags this command has always had -> the settings they set.
+SHORT_FLAGS = {"direction": "gait_direction", "generations": "gait_generations", "seed": "gait_seed"}
 # --direction's spellings -> the Direction setting's ids.
 DIRECTIONS = {"+x": "POS_X", "x": "POS_X", "-x": "NEG_X", "+y": "POS_Y", "y": "POS_Y", "-y": "NEG_Y"}
 
@@ -37,6 +41,15 @@ def add_gait_command(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     g.add_argument("--direction", type=_direction, help="+X, -X, +Y or -Y of the object's space (default: +X)")
     g.add_argument("--generations", type=int, help="CMA-ES generations per restart (default: the object's)")
     g.add_argument("--seed", type=int, help="the search's seed (default: the object's)")
+    # The other search settings, each under its own name (--gait-search-tets 3000, ...): a refusal that names
+    # one (as "Search Copy (gait_search_tets)") names a flag this command has.
+    for st in SETTINGS:
+        if st.name.startswith("gait_") and st.name not in SHORT_FLAGS.values():
+            choices = [c.id.lower() for c in st.choices] or None
+            kind = {"int": int, "float": float}.get(st.kind, str)
+            g.add_argument(
+                st.flag, dest=st.name, type=kind, choices=choices, help=f"{st.description} {st.range_text()}"
+            )
     g.add_argument("--bake", action="store_true", help="bake the object with the gait playing afterwards")
     g.add_argument("--no-save", action="store_true", help="do not save the .blend afterwards")
     g.set_defaults(frames=None, poses=None, output="pc2", prepared_only=False, progress="text", report=None)
@@ -44,7 +57,8 @@ def add_gait_command(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
 
 def run_gait(obj: bpy.types.Object, args: argparse.Namespace) -> dict[str, object]:
     """Search (on the worker thread, polled here so a signal stops it), store the gait, optionally bake."""
-    overrides = {"gait_direction": args.direction, "gait_generations": args.generations, "gait_seed": args.seed}
+    overrides = {st.name: getattr(args, st.name, None) for st in SETTINGS if st.name.startswith("gait_")}
+    overrides.update({name: getattr(args, flag) for flag, name in SHORT_FLAGS.items()})
     api.configure(obj, **{k: v for k, v in overrides.items() if v is not None})
     job = start_gait_job(obj, scene_of(bpy.context))
     said = ""

@@ -41,6 +41,7 @@ import bpy
 from . import api
 from .bake.deletion import flush_pending
 from .core.errors import CacheError, SkinmodesError
+from .core.io.cache_names import subspace_cache_files
 from .core.io.pc2 import check_writable
 from .core.settings import CONTACT_AUTO, PRESETS, SETTINGS
 from .farm import COMMANDS as FARM_COMMANDS
@@ -48,7 +49,9 @@ from .farm import add_commands, openjd_progress, run_command, write_report
 from .farm.commands import prepare_summary
 from .farm.shots import open_shot
 from .locomotion.command import add_gait_command, run_gait
+from .props import settings
 from .registry import HOLD_PENDING, KEEP_REPLACED, PREPARED_ONLY, PROGRESS_LISTENERS, REPLACED, STOP_REQUESTS
+from .session.cache_paths import cache_folder
 from .session.signals import Interrupted
 
 OUTPUT_NAMES = {"pc2": "PC2", "shapekeys": "SHAPE_KEYS", "shape_keys": "SHAPE_KEYS"}
@@ -325,19 +328,40 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         if args.command == "prepare":
             summary = prepare_summary(obj, args.frames)
         else:
-            PREPARED_ONLY[:] = [True] if args.prepared_only else []
-            KEEP_REPLACED[:] = [] if args.no_save else [True]  # a failed save puts the point cache back too
-            try:
-                summary = api.bake(
-                    obj, frames=args.frames, output=OUTPUT_NAMES[args.output], keep_previous_file=args.no_save
-                )
-            finally:
-                PREPARED_ONLY.clear()
-                KEEP_REPLACED.clear()
+            return bake_and_save(obj, args)
     if not args.no_save:
         save_verified(obj.name)
         summary["saved"] = bpy.data.filepath
     return summary
+
+
+def bake_and_save(obj: bpy.types.Object, args: argparse.Namespace) -> dict[str, object]:
+    """``bake``: bake, then save the .blend (unless ``--no-save``), as one transaction.
+
+    A failure at any step, the save included, leaves every file as it was: the bake's own transaction puts
+    back the point cache it replaced or leaves it alone (``bake/transaction.py``), a failed save puts it
+    back (:func:`save_verified`), and the tet and model caches this command wrote are removed, so a failed
+    command leaves no file it made.  (Content-keyed, they were only a head start for the next run.)
+    """
+    folder = cache_folder(settings(obj))
+    had = subspace_cache_files(folder)
+    PREPARED_ONLY[:] = [True] if args.prepared_only else []
+    KEEP_REPLACED[:] = [] if args.no_save else [True]  # a failed save puts the point cache back too
+    try:
+        summary = api.bake(obj, frames=args.frames, output=OUTPUT_NAMES[args.output], keep_previous_file=args.no_save)
+        if not args.no_save:
+            save_verified(obj.name)
+            summary["saved"] = bpy.data.filepath
+        return summary
+    except BaseException:
+        restore_replaced()  # a failure after the bake's commit, before or outside the save: put it back too
+        for made in subspace_cache_files(folder) - had:
+            with contextlib.suppress(OSError):
+                made.unlink()
+        raise
+    finally:
+        PREPARED_ONLY.clear()
+        KEEP_REPLACED.clear()
 
 
 def _flush_c_stdio() -> None:

@@ -22,6 +22,22 @@ def tet_cache_file(folder: str | Path, key: str) -> Path:
     return Path(folder) / f"tets-{key[:NAME_DIGITS]}.npz"
 
 
+def subspace_cache_files(folder: str | Path) -> set[Path]:
+    """The tet and model cache files in ``folder`` (by their names; an unreadable folder has none)."""
+    try:
+        names = [p for p in Path(folder).iterdir() if p.suffix == ".npz"]
+    except OSError:
+        return set()
+    digits = set("0123456789abcdef")
+    return {
+        p
+        for p in names
+        if p.stem.startswith(("model-", "tets-"))
+        and len(p.stem.split("-", 1)[1]) == NAME_DIGITS
+        and set(p.stem.split("-", 1)[1]) <= digits
+    }
+
+
 def legacy_tet_temporary(key: str) -> str:
     """The temporary name numpy wrote for a tet cache before the atomic writer (still cleaned up)."""
     return f"tets-{key[:NAME_DIGITS]}.tmp.npz"

@@ -51,6 +51,11 @@ def row(r: FleshReport) -> dict:
     """The report's figures as JSON (the per-frame series left out)."""
     d = dataclasses.asdict(r)
     d.pop("series")
+    # NaN (a region with no mode of its own) is not JSON: None.
+    d["spectrum"] = {
+        k: {**v, "lowest_hz": None if v["lowest_hz"] != v["lowest_hz"] else v["lowest_hz"]}
+        for k, v in d["spectrum"].items()
+    }
     bone, change = r.worst_extent
     d["worst_extent"] = {"bone": bone, "change": change}
     d.pop("extents")
@@ -80,6 +85,23 @@ def report_lines(p: dict) -> list[str]:
             f"{100 * w['change']:.1f} % | {r['max_pct']:.2f} ({r['reported_pct']:.2f}) | {r['settled_pct']:.3f} "
             f"| {r['ms_per_frame']:.1f} |"
         )
+    L += [
+        "",
+        "Where the subspace can move each region (issue 37, item 1; `core/validation/region_spectrum.py`): the "
+        "model's natural modes at the Wobble's stiffness (fibers at theirs); a region's own modes hold at least "
+        "half their kinetic energy in it.  Lowest own mode against the Wobble; its share of all the modes' "
+        "energy against its share of the mass.",
+        "",
+        "| character | Wobble | region: lowest own mode Hz (own modes) · share of the modes / of the mass |",
+        "|---|---|---|",
+    ]
+    for r in p["characters"]:
+        cells = "; ".join(
+            f"{k} {'—' if v['lowest_hz'] is None else format(v['lowest_hz'], '.2f')} ({v['own']}) · "
+            f"{100 * v['share']:.1f} % / {100 * v['mass']:.1f} %"
+            for k, v in r.get("spectrum", {}).items()
+        )
+        L.append(f"| {r['name']} | {r['wobble_hz']:g} Hz | {cells} |")
     return [*L, ""]
 
 

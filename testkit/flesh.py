@@ -12,7 +12,10 @@ it with the default settings and simulates it at a Wobble, then reports per regi
 - one-bone regions (every bone owning at least :data:`ONE_BONE_VERTICES` render vertices at weight
   :data:`ONE_BONE_WEIGHT` or more): the largest change of their extent along their bone;
 - the plausibility limits of the earlier issues (max, first frame, one second after the stop) and the
-  reported max against the played one.
+  reported max against the played one;
+- per soft region and tip bone, where the subspace can move it (item 1's diagnosis,
+  ``core/validation/region_spectrum.py``): its lowest own natural frequency at the Wobble's stiffness,
+  its share of the modes and of the mass.
 
 ``tools/flesh.py`` is its command line; ``tests/testkit/test_flesh.py`` holds the issue's limits.
 """
@@ -26,8 +29,12 @@ from pathlib import Path
 
 import numpy as np
 
+from core.dynamics.simulator import uses_arap
+from core.dynamics.wobble import stiffness_scale
 from core.model.planted import body_diagonal, rig_positions
-from core.pipeline import FrameSimulation, SolverSettings, prepare_character
+from core.pipeline import FrameSimulation, PreparedCharacter, SolverSettings, prepare_character
+from core.pipeline.drives import fiber_scale
+from core.subspace.rest_stiffness import rest_hessian
 from core.validation.flesh_response import (
     SAG_PERCENTILE,
     accelerations,
@@ -35,6 +42,7 @@ from core.validation.flesh_response import (
     extent_change,
     response_ratio,
 )
+from core.validation.region_spectrum import RegionSpectrum, mode_energy, natural_modes, region_spectrum
 from testkit.rig_dump import character_input
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -87,6 +95,8 @@ class FleshReport:
     series: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     stop: int = 0
     fps: float = 24.0
+    # Per soft region and tip bone: where the subspace can move it (core/validation/region_spectrum.py).
+    spectrum: dict[str, RegionSpectrum] = field(default_factory=dict)
 
     @property
     def worst_extent(self) -> tuple[str, float]:
@@ -142,11 +152,49 @@ def measure(
             continue
         axes = np.einsum("fij,j->fi", A[:, b, :, :3], tails[b] - heads[b])
         rep.extents[bone] = extent_change(rig[:, own] + u[:, own], rig[:, own], axes)
+    rep.spectrum = spectra(prep, settings, {**regions.soft, **{b: (b,) for b in regions.tips}}, names)
     rep.max_pct = float(pct.max())
     rep.first_pct = float(pct[:2].max())
     rep.settled_pct = float(pct[after + math.ceil(fps) :].max()) if after + math.ceil(fps) < len(pct) else 0.0
     rep.reported_pct = 100.0 * sim.max_offset * sim.size / diag
     return rep
+
+
+def spectra(
+    prep: PreparedCharacter, solver: SolverSettings, regions: dict[str, tuple[str, ...]], names: list[str]
+) -> dict[str, RegionSpectrum]:
+    """Each region's :class:`RegionSpectrum` at the Wobble's stiffness as the solver sets it (continuous time:
+    kappa = (2 pi f / omega_ref)^2, the fibers at their own scale); a region is the tet vertices whose
+    heaviest bone is one of its bones."""
+    model = prep.model
+    arap = uses_arap(solver.simulation().material, model)
+    kappa = stiffness_scale(prep.slowest_frequency(arap), solver.wobble_hz)
+    kf = fiber_scale(prep, solver.simulation(), solver)
+    hz, V = natural_modes(kappa * rest_hessian(model, arap, kf / kappa), model.A_M)
+    energy = mode_energy(model.basis(), model.masses, V)
+    assert model.rig_weights is not None
+    dominant = np.asarray(model.rig_weights).argmax(axis=1)
+    out = {}
+    for region, bones in regions.items():
+        mask = np.isin(dominant, [names.index(b) for b in bones if b in names])
+        out[region] = region_spectrum(hz, energy, model.masses, mask)
+    return out
+
+
+def spectrum_markdown(reports: list[FleshReport]) -> str:
+    """Item 1's table: per region, its lowest own frequency against the Wobble and its share of the modes."""
+    lines = [
+        "| character | Wobble | region: lowest own mode Hz (own modes) · share of the modes / of the mass |",
+        "|---|---|---|",
+    ]
+    for r in reports:
+        cells = "; ".join(
+            f"{k} {'—' if np.isnan(v.lowest_hz) else f'{v.lowest_hz:.2f}'} ({v.own}) · "
+            f"{100 * v.share:.1f} % / {100 * v.mass:.1f} %"
+            for k, v in r.spectrum.items()
+        )
+        lines.append(f"| {r.name} | {r.wobble_hz:g} Hz | {cells} |")
+    return "\n".join(lines)
 
 
 def markdown(reports: list[FleshReport]) -> str:

@@ -13,7 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from testkit.flesh import REGIONS, RIGS, markdown, measure, plot
+from testkit.flesh import REGIONS, RIGS, markdown, measure, plot, spectrum_markdown
 
 
 def main(argv: list[str]) -> int:
@@ -32,7 +32,9 @@ def main(argv: list[str]) -> int:
         print(plot([measure(n, args.wobble[0], rigs=args.rigs) for n in names], args.plot))
         return 0
     for hz in args.wobble:
-        print(markdown([measure(n, hz, rigs=args.rigs) for n in names]))
+        reports = [measure(n, hz, rigs=args.rigs) for n in names]
+        print(markdown(reports))
+        print(spectrum_markdown(reports))
     return 0
 
 

@@ -29,7 +29,7 @@ import sys
 import pytest
 
 from testkit.build_extension import ROOT
-from testkit.flesh import FleshReport, markdown, measure
+from testkit.flesh import FleshReport, markdown, measure, spectrum_markdown
 
 pytestmark = pytest.mark.slow
 
@@ -79,6 +79,7 @@ def reports(dumped):
     rigs, cache = dumped
     out = {(n, hz): measure(n, hz, rigs=rigs, cache=cache) for n in NAMES for hz in (3.0, 1.0)}
     print("\n" + markdown([out[n, 3.0] for n in NAMES]) + "\n" + markdown([out[n, 1.0] for n in NAMES]))
+    print(spectrum_markdown([out[n, hz] for hz in (3.0, 1.0) for n in NAMES]))
     return out
 
 

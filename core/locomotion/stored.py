@@ -28,6 +28,7 @@ from .creatures import RECIPES
 from .gait import Gait, GaitProblem, Progress, find_gait, ground_under, rollout
 from .model import build_locomotion_model
 from .step import StepSettings
+from .transfer import PairingError
 
 # The JSON's "format": raised when the stored layout changes, so an old .blend's gait is refused by name.
 GAIT_FORMAT = 1
@@ -182,33 +183,39 @@ class StoredGait:
 
 
 def search(mesh: TetMesh, settings: GaitSettings, progress: Progress | None = None) -> StoredGait:
-    """Find a gait for a tet mesh with the settings' budget (``gait.find_gait``); same seed, same gait.  A large
-    mesh (``coarse.is_large``) is searched on a coarse copy of its shape and the gait carried back and refined
-    (``coarse.search_coarse``; SimulationError in one line when the copy's modes do not pair with the mesh's)."""
+    """Find a gait for a tet mesh with the settings' budget (``gait.find_gait``); same seed, same gait.
+
+    A large mesh (``coarse.is_large``) is searched on a coarse copy of its shape and the gait carried back
+    and refined (``coarse.search_coarse``).  A copy whose modes do not pair with the mesh's (a symmetric
+    shape's repeated frequencies, thin arms lost at that resolution; checked before any rollout) gives way
+    to one twice as fine, and once no copy is coarse enough to be worth it, the mesh itself is searched:
+    the Search Copy is a speed-up, never a refusal (issue 40).
+    """
     problem = gait_problem(mesh, settings, settings.steps(settings.rollout_s))
     start = time.perf_counter()
     budget = (settings.generations, settings.population, settings.seed, settings.sigma0, settings.restarts)
-    gait: Gait
-    if is_large(mesh, settings.coarse_tets):
-        if settings.coarse_tets < MIN_TETS:
-            raise SimulationError(
-                f"a Search Copy (gait_search_tets) of {settings.coarse_tets} tets cannot hold a shape; use at least "
-                f"{MIN_TETS}, or 0 (search the mesh itself)"
-            )
-        small = coarse_copy(mesh, settings.coarse_tets)
-        coarse_problem = gait_problem(small, settings, problem.steps)
+    if 0 < settings.coarse_tets < MIN_TETS:
+        raise SimulationError(
+            f"a Search Copy (gait_search_tets) of {settings.coarse_tets} tets cannot hold a shape; use at least "
+            f"{MIN_TETS}, or 0 (search the mesh itself)"
+        )
+    gait: Gait | None = None
+    tets, tried = settings.coarse_tets, False
+    while gait is None and is_large(mesh, tets):
+        small, tried = coarse_copy(mesh, tets), True
         try:
             found = search_coarse(
-                problem, mesh, coarse_problem, small, *budget, settings.judge_steps, progress=progress
-            )
-        except SimulationError as exc:  # the pairing is checked before any rollout: nothing was spent
-            raise SimulationError(
-                f"the gait is searched on a {small.t:,}-tet copy of this {mesh.t:,}-tet mesh, which cannot carry it "
-                f"({exc}); a larger Search Copy (gait_search_tets) or 0 (search the mesh itself) can"
-            ) from exc
-        gait = replace(found.gait, seconds=time.perf_counter() - start)  # the copy and its model included
-    else:
+                problem, mesh, gait_problem(small, settings, problem.steps), small, *budget, settings.judge_steps,
+                progress=progress,
+            )  # fmt: skip
+        except PairingError:  # checked before any rollout: only the copy and its modes were spent
+            tets *= 2
+            continue
+        gait = replace(found.gait, seconds=time.perf_counter() - start)  # the copies and their models included
+    if gait is None:
         gait = find_gait(problem, *budget, settings.judge_steps, progress=progress)
+        if tried:  # the copies that could not carry it are part of the search's time
+            gait = replace(gait, seconds=time.perf_counter() - start)
     return StoredGait(gait.x, settings, mesh_key(mesh), gait.objective, gait.judged, gait.evaluations, gait.seconds)
 
 

@@ -61,11 +61,15 @@ def mode_overlaps(source: TetMesh, D_source: np.ndarray, target: TetMesh, D_targ
     return dot / np.outer(na, nb)
 
 
+class PairingError(SimulationError):
+    """A gait's modes have no counterpart on the other mesh (:func:`match_modes`): it cannot be carried there."""
+
+
 def match_modes(C: np.ndarray, floor: float = MATCH_FLOOR) -> ModeMatch:
     """The one-to-one pairing of source and target modes (C: (m_a, m_b), m_a <= m_b) of largest total |C|.
 
-    Raises SimulationError when a pair overlaps less than ``floor``: a gait must not move to modes it was
-    not found on.
+    Raises :class:`PairingError` when a pair overlaps less than ``floor``: a gait must not move to modes it
+    was not found on.
     """
     if C.shape[0] > C.shape[1]:
         raise SimulationError(f"a gait over {C.shape[0]} actuation modes cannot play on {C.shape[1]}")
@@ -74,7 +78,7 @@ def match_modes(C: np.ndarray, floor: float = MATCH_FLOOR) -> ModeMatch:
     paired = C[np.arange(C.shape[0]), target]
     if np.abs(paired).min() < floor:
         worst = int(np.argmin(np.abs(paired)))
-        raise SimulationError(
+        raise PairingError(
             f"actuation mode {worst + 1} has no counterpart on the other mesh (best overlap "
             f"{abs(paired[worst]):.2f} < {floor}): not the same shape, or too coarse a mesh to carry the gait"
         )

@@ -14,7 +14,7 @@ import hashlib
 import json
 import math
 import time
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 
 import numpy as np
 
@@ -126,6 +126,9 @@ class StoredGait:
     judged: float | None
     evaluations: int
     seconds: float
+    # What a 10 s replay measured (:func:`measure`): body lengths per 10 s, heading off the direction, ...;
+    # empty until measured.  Kept with the gait so the panel shows what was found after a reload.
+    figures: dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> str:
         """Plain JSON (x as a list of floats: Python's repr of a float reads back bit for bit)."""
@@ -138,6 +141,7 @@ class StoredGait:
             "judged": self.judged,
             "evaluations": self.evaluations,
             "seconds": self.seconds,
+            "figures": {k: float(v) for k, v in self.figures.items()},
         }
         return json.dumps(data, sort_keys=True)
 
@@ -160,6 +164,7 @@ class StoredGait:
                 judged=None if data.get("judged") is None else float(data["judged"]),
                 evaluations=int(data["evaluations"]),
                 seconds=float(data["seconds"]),
+                figures={str(k): float(v) for k, v in data.get("figures", {}).items()},
             )
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise SkinmodesError(f"the stored gait cannot be read ({exc}); run Find Gait again") from exc
@@ -225,13 +230,26 @@ def measure(gait: StoredGait, mesh: TetMesh, seconds: float = 10.0) -> dict[str,
     problem = gait.problem(mesh, gait.settings.steps(seconds))
     s = problem.sinusoids(gait.x)
     r = rollout(problem, s)
-    along = float((r.com[-1] - r.com[0]) @ problem.direction) / problem.length
+    travel = r.com[-1] - r.com[0]
+    along = float(travel @ problem.direction) / problem.length
     simulated = problem.steps * gait.settings.dt
     period = float(np.average(s.period, weights=np.abs(s.amplitude) + 1e-300))
     finite = math.isfinite(r.objective)
     return {
         "body_lengths_per_10s": along * 10.0 / simulated,
         "distance_per_cycle": along * period / simulated,
+        "heading_deg": heading(travel, np.asarray(problem.direction), np.asarray(problem.ground.normal)),
         "objective": r.objective if finite else float("nan"),
         "body_length": problem.length,
     }
+
+
+def heading(travel: np.ndarray, direction: np.ndarray, up: np.ndarray) -> float:
+    """Degrees between the travel (3,) on the ground (its part along ``up`` left out) and ``direction`` (3,):
+    0 straight on, 180 backwards; 180 for no travel at all."""
+    up = up / np.linalg.norm(up)
+    flat = travel - (travel @ up) * up
+    norm = float(np.linalg.norm(flat) * np.linalg.norm(direction))
+    if norm <= 0.0:
+        return 180.0
+    return float(np.degrees(np.arccos(np.clip(float(flat @ direction) / norm, -1.0, 1.0))))

@@ -19,6 +19,7 @@ from ..core.settings import SETTINGS
 from ..props import scene_of, settings
 from ..session.signals import Interrupted, raise_if_stopped, report_progress
 from .job import finish_gait_job, forget_gait_job, start_gait_job
+from .store import gait_line
 
 # The flags this command has always had -> the settings they set.
 SHORT_FLAGS = {"direction": "gait_direction", "generations": "gait_generations", "seed": "gait_seed"}
@@ -82,6 +83,8 @@ def run_gait(obj: bpy.types.Object, args: argparse.Namespace) -> dict[str, objec
         "judged": gait.judged,
         "distance_per_cycle": job.figures["distance_per_cycle"],
         "body_lengths_per_10s": job.figures["body_lengths_per_10s"],
+        "heading_deg": job.figures["heading_deg"],
+        "note": gait_line(gait),
         "evaluations": gait.evaluations,
         "seconds": round(gait.seconds, 3),
         "direction": str(settings(obj).gait_direction),

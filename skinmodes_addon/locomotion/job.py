@@ -55,7 +55,7 @@ class GaitJob(Worker):
             gait = search(prepared.mesh, self.settings, self._progress)
             self.stage = "measuring"
             self.figures = measure(gait, prepared.mesh)
-            self.gait = gait
+            self.gait = replace(gait, figures=self.figures)  # stored with it: the panel shows what was found
 
     @property
     def fraction(self) -> float:

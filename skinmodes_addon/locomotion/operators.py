@@ -11,7 +11,7 @@ from ..props import active_mesh, scene_of, settings
 from ..session.modal import WorkerOperator
 from ..session.request import stored_gait_text
 from .job import GAIT_JOBS, GaitJob, finish_gait_job, forget_gait_job, start_gait_job
-from .store import gait_line, write_gait
+from .store import gait_line, is_weak, write_gait
 
 
 def boneless_mesh_poll(cls: type, context: bpy.types.Context) -> bool:
@@ -25,7 +25,7 @@ def boneless_mesh_poll(cls: type, context: bpy.types.Context) -> bool:
 
 def _report(op: bpy.types.Operator, job: GaitJob) -> None:
     gait = finish_gait_job(job)
-    op.report({"INFO"}, gait_line(gait, job.figures.get("body_lengths_per_10s")))
+    op.report({"WARNING"} if is_weak(gait) else {"INFO"}, gait_line(gait))
 
 
 class SKINMODES_OT_find_gait(WorkerOperator):

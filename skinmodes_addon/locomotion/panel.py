@@ -11,7 +11,7 @@ from ..character import is_object_rig
 from ..core.errors import SkinmodesError
 from ..props import active_mesh, settings
 from .job import GAIT_JOBS
-from .store import read_gait
+from .store import is_weak, read_gait
 
 
 class SKINMODES_PT_locomotion(bpy.types.Panel):
@@ -59,8 +59,13 @@ class SKINMODES_PT_locomotion(bpy.types.Panel):
             layout.label(text="No gait yet: Find Gait searches for one")
             return
         row = layout.row()
-        row.label(text=f"Gait: objective {gait.objective:.3g}, {gait.seconds:.0f} s", icon="CHECKMARK")
+        bl, deg = gait.figures.get("body_lengths_per_10s"), gait.figures.get("heading_deg")
+        found = f"{bl:.2f} body lengths per 10 s" if bl is not None else f"objective {gait.objective:.3g}"
+        found += f", {deg:.0f}° off" if deg is not None else ""
+        row.label(text=f"Gait: {found}, {gait.seconds:.0f} s", icon="ERROR" if is_weak(gait) else "CHECKMARK")
         row.operator("skinmodes.clear_gait", text="", icon="X")
+        if is_weak(gait):
+            layout.label(text="It barely moves: try more Generations, another Seed or more Actuation Modes")
         if not s.locomotion:
             layout.label(text="Locomotion is off: the gait is kept, not played")
 

@@ -77,7 +77,27 @@ def gait_settings(obj: bpy.types.Object, request: SessionRequest) -> GaitSetting
     )
 
 
-def gait_line(gait: StoredGait, body_lengths: float | None = None) -> str:
-    """One line about a found gait: its objective, its travel (when measured) and the search's time."""
-    travel = "" if body_lengths is None else f", {body_lengths:.2f} body lengths per 10 s"
-    return f"gait found: objective {gait.objective:.3g}{travel}, {gait.seconds:.0f} s ({gait.evaluations} rollouts)"
+# A gait that travels less than this many body lengths per 10 s is said to barely move (issue 40).
+WEAK_GAIT = 0.5
+
+
+def is_weak(gait: StoredGait) -> bool:
+    """Whether the gait, as measured, travels under :data:`WEAK_GAIT` body lengths per 10 s."""
+    bl = gait.figures.get("body_lengths_per_10s")
+    return bl is not None and not bl >= WEAK_GAIT
+
+
+def gait_line(gait: StoredGait) -> str:
+    """One line about a found gait: its travel and heading (as measured), the search's time; a gait that
+    barely moves says so and what to try."""
+    f = gait.figures
+    bl, deg = f.get("body_lengths_per_10s"), f.get("heading_deg")
+    travel = "" if bl is None else f", {bl:.2f} body lengths per 10 s"
+    off = "" if deg is None else f", {deg:.0f}° off the direction"
+    line = f"gait found{travel}{off}, {gait.seconds:.0f} s ({gait.evaluations} rollouts)"
+    if is_weak(gait):
+        line += (
+            f"; it barely moves (under {WEAK_GAIT:g} body length per 10 s): try more Generations, another Seed "
+            "or more Actuation Modes"
+        )
+    return line

@@ -29,9 +29,10 @@ def test_gait_finds_bakes_and_saves_with_a_json_summary(dev_zip, shot, tmp_path)
     out = run_cli(dev_zip, tmp_path, *args, "--direction", "-X", "--bake")
     assert out.returncode == 0, out.stderr
     summary = json.loads(out.stdout.strip().splitlines()[-1])
-    for key in ("objective", "distance_per_cycle", "body_lengths_per_10s", "evaluations", "seconds"):
+    for key in ("objective", "distance_per_cycle", "body_lengths_per_10s", "heading_deg", "evaluations", "seconds"):
         assert isinstance(summary[key], float | int), key
     assert summary["evaluations"] == 3 * 12 + 12 and summary["direction"] == "NEG_X"
+    assert summary["note"].startswith("gait found, ") and 0.0 <= summary["heading_deg"] <= 180.0
     assert summary["bake"]["frames_baked"] == 16 and Path(summary["bake"]["files"][0]).exists()
     assert summary["saved"] == str(shot)
     bpy.ops.wm.open_mainfile(filepath=str(shot))

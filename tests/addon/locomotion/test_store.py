@@ -52,4 +52,13 @@ def test_the_search_settings_come_from_the_object_and_its_frame_rate(addon, slug
     with pytest.raises(addon.core.errors.SkinmodesError, match="swap them"):
         store.gait_settings(slug, request)
     StoredGait = addon.core.locomotion.stored.StoredGait
-    assert "gait found: objective" in store.gait_line(StoredGait(np.zeros(3), settings, "k", 0.1, None, 4, 2.0), 1.5)
+    walks = StoredGait(np.zeros(3), settings, "k", 0.1, None, 4, 2.0, {"body_lengths_per_10s": 1.5, "heading_deg": 4.0})
+    line = store.gait_line(walks)
+    assert line.startswith("gait found, 1.50 body lengths per 10 s, 4° off the direction") and "barely" not in line
+    assert not store.is_weak(walks)
+    # Issue 40, item 3: a gait that barely moves is said plainly, with what to try.
+    crawl = StoredGait(np.zeros(3), settings, "k", 0.1, None, 4, 2.0, {"body_lengths_per_10s": 0.2, "heading_deg": 30})
+    assert store.is_weak(crawl) and "it barely moves (under 0.5 body length per 10 s): try more Generations" in (
+        store.gait_line(crawl)
+    )
+    assert not store.is_weak(StoredGait(np.zeros(3), settings, "k", 0.1, None, 4, 2.0))  # not measured: not said

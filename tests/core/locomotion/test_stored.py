@@ -64,3 +64,24 @@ def test_measure_replays_the_gait(mesh, found):
     assert m["objective"] == found.judged
     assert np.isfinite(m["body_lengths_per_10s"]) and np.isfinite(m["distance_per_cycle"])
     assert m["body_length"] > 0.0
+
+
+def test_the_heading_is_the_angle_on_the_ground():
+    """heading(): 0 straight on, 90 sideways, 180 backwards or not at all; the rise along up is left out.
+    Exact up to arccos's round-off (1e-9 degrees)."""
+    from core.locomotion.stored import heading
+
+    up, d = np.array([0.0, 0.0, 1.0]), np.array([1.0, 0.0, 0.0])
+    assert abs(heading(np.array([2.0, 0.0, 5.0]), d, up)) < 1e-9
+    assert abs(heading(np.array([1.0, 1.0, 0.0]), d, up) - 45.0) < 1e-9
+    assert abs(heading(np.array([0.0, -3.0, 0.0]), d, up) - 90.0) < 1e-9
+    assert heading(np.array([-1.0, 0.0, 0.0]), d, up) == 180.0 and heading(np.zeros(3), d, up) == 180.0
+
+
+def test_measured_figures_round_trip_with_the_gait(found):
+    """The figures a replay measured are kept with the gait (the panel shows them after a reload), bit for bit."""
+    import dataclasses
+
+    gait = dataclasses.replace(found, figures={"body_lengths_per_10s": 1.25, "heading_deg": 3.5})
+    back = type(found).from_json(gait.to_json())
+    assert back.figures == gait.figures and back.to_json() == gait.to_json()

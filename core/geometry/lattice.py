@@ -72,6 +72,8 @@ SHELL_FRACTION = 0.15
 COVER_DEPTHS = (0.25, 0.5, 0.75)
 # Surface vertices may end this far outside the mesh (barycentric): round-off only.
 CONTAIN_TOL = 1e-12
+# Point-tet pairs per barycentric evaluation in :func:`least_coordinates` (about 0.5 KB of temporaries each).
+CHUNK_ROWS = 1 << 17
 
 CORNERS = np.array([[c & 1, (c >> 1) & 1, (c >> 2) & 1] for c in range(8)], dtype=np.int64)
 # Tet centroids in quarter cells from the cube's corner: permutations of (1, 2, 3).
@@ -545,6 +547,21 @@ def holding_tets(X: np.ndarray, T: np.ndarray, P: np.ndarray, P_tet: np.ndarray)
     return out
 
 
+def least_coordinates(X: np.ndarray, T: np.ndarray, tets: np.ndarray, P: np.ndarray) -> np.ndarray:
+    """(q, s) the smallest barycentric coordinate of each point P[i] (P: (q, 3)) in each tet tets[i, j] (q, s).
+
+    Evaluated CHUNK_ROWS point-tet pairs at a time: a surface of 80k points with stars of ~100 tets is 8M
+    pairs, whose temporaries at once took 1.9 GB (issue 41); chunked, the same numbers in bounded memory.
+    """
+    q, s = tets.shape
+    out = np.empty((q, s))
+    per = max(1, CHUNK_ROWS // max(s, 1))
+    for a in range(0, q, per):  # chunks of points, not a loop over them
+        b = min(q, a + per)
+        out[a:b] = barycentric(X, T, tets[a:b].ravel(), np.repeat(P[a:b], s, axis=0)).min(axis=1).reshape(b - a, s)
+    return out
+
+
 def tet_stars(T: np.ndarray, tets: np.ndarray) -> np.ndarray:
     """The tets (k, m) sharing a vertex with each of ``tets`` (k,) in mesh T (t, 4), padded with the tet itself."""
     inc = sp.csr_matrix(
@@ -600,9 +617,8 @@ def _constrained_move(
         if len(P):
             idx = np.flatnonzero(barycentric(Y, T, P_tet, P).min(axis=1) < -CONTAIN_TOL)
             if len(idx):
-                c = stars[idx]
-                lam = barycentric(Y, T, c.ravel(), np.repeat(P[idx], c.shape[1], axis=0)).min(axis=1)
-                bad[P_tet[idx[(lam.reshape(c.shape) < -CONTAIN_TOL).all(axis=1)]]] = True
+                lam = least_coordinates(Y, T, stars[idx], P[idx])
+                bad[P_tet[idx[(lam < -CONTAIN_TOL).all(axis=1)]]] = True
         off = where[T[bad].ravel()]
         return np.unique(off[off >= 0])
 

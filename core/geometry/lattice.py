@@ -41,7 +41,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
 from ..errors import MeshError
-from .embedding import barycentric
+from .embedding import CHUNK_PAIRS, barycentric
 from .primitives import CUBE_TETS
 from .surface import closest_points_on_triangles, closest_surface_points, face_parts, part_volumes, triangle_areas
 from .tetmesh import boundary_faces, compact_unreferenced, face_adjacency, signed_volumes
@@ -72,8 +72,6 @@ SHELL_FRACTION = 0.15
 COVER_DEPTHS = (0.25, 0.5, 0.75)
 # Surface vertices may end this far outside the mesh (barycentric): round-off only.
 CONTAIN_TOL = 1e-12
-# Point-tet pairs per barycentric evaluation in :func:`least_coordinates` (about 0.5 KB of temporaries each).
-CHUNK_ROWS = 1 << 17
 
 CORNERS = np.array([[c & 1, (c >> 1) & 1, (c >> 2) & 1] for c in range(8)], dtype=np.int64)
 # Tet centroids in quarter cells from the cube's corner: permutations of (1, 2, 3).
@@ -539,8 +537,7 @@ def holding_tets(X: np.ndarray, T: np.ndarray, P: np.ndarray, P_tet: np.ndarray)
     idx = np.flatnonzero(barycentric(X, T, P_tet, P).min(axis=1) < -CONTAIN_TOL)
     if len(idx):
         c = tet_stars(T, P_tet[idx])
-        lam = barycentric(X, T, c.ravel(), np.repeat(P[idx], c.shape[1], axis=0)).min(axis=1).reshape(c.shape)
-        found = lam >= -CONTAIN_TOL
+        found = least_coordinates(X, T, c, P[idx]) >= -CONTAIN_TOL
         first = np.argmax(found, axis=1)
         ok = found.any(axis=1)
         out[idx[ok]] = c[ok, first[ok]]
@@ -550,12 +547,12 @@ def holding_tets(X: np.ndarray, T: np.ndarray, P: np.ndarray, P_tet: np.ndarray)
 def least_coordinates(X: np.ndarray, T: np.ndarray, tets: np.ndarray, P: np.ndarray) -> np.ndarray:
     """(q, s) the smallest barycentric coordinate of each point P[i] (P: (q, 3)) in each tet tets[i, j] (q, s).
 
-    Evaluated CHUNK_ROWS point-tet pairs at a time: a surface of 80k points with stars of ~100 tets is 8M
+    Evaluated CHUNK_PAIRS point-tet pairs at a time: a surface of 80k points with stars of ~100 tets is 8M
     pairs, whose temporaries at once took 1.9 GB (issue 41); chunked, the same numbers in bounded memory.
     """
     q, s = tets.shape
     out = np.empty((q, s))
-    per = max(1, CHUNK_ROWS // max(s, 1))
+    per = max(1, CHUNK_PAIRS // max(s, 1))
     for a in range(0, q, per):  # chunks of points, not a loop over them
         b = min(q, a + per)
         out[a:b] = barycentric(X, T, tets[a:b].ravel(), np.repeat(P[a:b], s, axis=0)).min(axis=1).reshape(b - a, s)

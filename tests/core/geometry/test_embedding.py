@@ -3,8 +3,10 @@
 import numpy as np
 
 from core.geometry.embedding import EMBED_TOL, apply, barycentric, embed_points, interpolate
+from core.geometry.lattice import lattice_tet_mesh
 from core.geometry.primitives import box_tet_mesh
 from core.validation.scenes import jitter
+from tests.core.surfaces import uv_sphere
 
 
 def test_rest_pose_and_affine_motion_are_reproduced_exactly_inside():
@@ -63,3 +65,18 @@ def test_barycentric_of_a_flat_tet_is_minus_infinity_not_an_error():
     X = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0]], float)
     lam = barycentric(X, np.array([[0, 1, 2, 3]]), np.array([0]), np.array([[0.2, 0.2, 0.0]]))
     assert np.isneginf(lam).all()
+
+
+def test_embedding_in_chunks_is_the_one_shot_embedding(monkeypatch):
+    """Issue 41: the candidates' coordinates are evaluated CHUNK_PAIRS point-tet pairs at a time; chunks of 50
+    pairs (two points of 24 candidates) give exactly (bit for bit) the embedding of one evaluation."""
+    import core.geometry.embedding as embedding
+
+    X, T = lattice_tet_mesh(*uv_sphere(), 0.25)
+    rng = np.random.default_rng(3)
+    P = rng.normal(scale=0.6, size=(300, 3))  # inside and outside the sphere
+    whole = embedding.embed_points(X, T, P)
+    monkeypatch.setattr(embedding, "CHUNK_PAIRS", 50)
+    chunked = embedding.embed_points(X, T, P)
+    for name in ("tet", "bary", "outside", "distance"):
+        np.testing.assert_array_equal(getattr(chunked, name), getattr(whole, name), err_msg=name)

@@ -133,6 +133,6 @@ def test_least_coordinates_in_chunks_are_the_one_shot_numbers(monkeypatch):
     stars = lattice.tet_stars(mesh.T, tets)
     P = mesh.X[mesh.T[tets]].mean(axis=1) + rng.normal(scale=0.05, size=(40, 3))
     whole = barycentric(mesh.X, mesh.T, stars.ravel(), np.repeat(P, stars.shape[1], axis=0)).min(axis=1)
-    monkeypatch.setattr(lattice, "CHUNK_ROWS", 7)
+    monkeypatch.setattr(lattice, "CHUNK_PAIRS", 7)
     chunked = lattice.least_coordinates(mesh.X, mesh.T, stars, P)
     np.testing.assert_array_equal(chunked, whole.reshape(stars.shape))

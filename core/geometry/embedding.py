@@ -78,6 +78,13 @@ def barycentric(X: np.ndarray, T: np.ndarray, tets: np.ndarray, P: np.ndarray) -
     return out
 
 
+def point_chunks(points: int, per_point: int) -> list[tuple[int, int]]:
+    """[a, b) ranges covering ``points`` points, each holding about CHUNK_PAIRS point-tet pairs when every point
+    is tried against ``per_point`` tets: the chunks a pairwise barycentric evaluation runs in."""
+    per = max(1, CHUNK_PAIRS // max(per_point, 1))
+    return [(a, min(points, a + per)) for a in range(0, points, per)]
+
+
 def _best_candidates(
     X: np.ndarray, T: np.ndarray, centroids: cKDTree, P: np.ndarray, k: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -92,9 +99,7 @@ def _best_candidates(
     cand = cand.reshape(len(P), k)
     tet = np.empty(len(P), dtype=cand.dtype)
     bary = np.empty((len(P), 4))
-    per = max(1, CHUNK_PAIRS // k)
-    for a in range(0, len(P), per):  # chunks of points, not a loop over them
-        b = min(len(P), a + per)
+    for a, b in point_chunks(len(P), k):  # chunks of points, not a loop over them
         chunk = barycentric(X, T, cand[a:b].ravel(), np.repeat(P[a:b], k, axis=0)).reshape(b - a, k, 4)
         # The largest smallest coordinate: inside if >= 0, else the tet the point is least outside of.
         best = np.argmax(chunk.min(axis=2), axis=1)

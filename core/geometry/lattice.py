@@ -41,7 +41,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
 from ..errors import MeshError
-from .embedding import CHUNK_PAIRS, barycentric
+from .embedding import barycentric, point_chunks
 from .primitives import CUBE_TETS
 from .surface import closest_points_on_triangles, closest_surface_points, face_parts, part_volumes, triangle_areas
 from .tetmesh import boundary_faces, compact_unreferenced, face_adjacency, signed_volumes
@@ -547,14 +547,12 @@ def holding_tets(X: np.ndarray, T: np.ndarray, P: np.ndarray, P_tet: np.ndarray)
 def least_coordinates(X: np.ndarray, T: np.ndarray, tets: np.ndarray, P: np.ndarray) -> np.ndarray:
     """(q, s) the smallest barycentric coordinate of each point P[i] (P: (q, 3)) in each tet tets[i, j] (q, s).
 
-    Evaluated CHUNK_PAIRS point-tet pairs at a time: a surface of 80k points with stars of ~100 tets is 8M
-    pairs, whose temporaries at once took 1.9 GB (issue 41); chunked, the same numbers in bounded memory.
+    Evaluated in :func:`point_chunks`: a surface of 80k points with stars of ~100 tets is 8M pairs, whose
+    temporaries at once took 1.9 GB (issue 41); chunked, the same numbers in bounded memory.
     """
     q, s = tets.shape
     out = np.empty((q, s))
-    per = max(1, CHUNK_PAIRS // max(s, 1))
-    for a in range(0, q, per):  # chunks of points, not a loop over them
-        b = min(q, a + per)
+    for a, b in point_chunks(q, s):  # chunks of points, not a loop over them
         out[a:b] = barycentric(X, T, tets[a:b].ravel(), np.repeat(P[a:b], s, axis=0)).min(axis=1).reshape(b - a, s)
     return out
 

@@ -57,6 +57,8 @@ DEFAULT_TARGET_TETS = 15_000
 # Beyond this the simulation mesh no longer fits the "real time" brief and a
 # 24 GB machine starts to suffer in the eigensolve: refuse before meshing.
 MAX_TETS = 2_000_000
+# The fewest tets a mesh is built with: below, no shape keeps its volume.
+MIN_TETS = 100
 # Measured on fTetWild output: tets ~= TETWILD_SHAPE * volume / edge^3.
 TETWILD_SHAPE = 6.3
 LATTICE_TETS_PER_CELL = 6.0
@@ -138,10 +140,6 @@ class TetResult:
         res.skipped_vertices = None if k < 0 else np.asarray(data["skipped_vertices"], dtype=bool)
         res.messages = [str(m) for m in data["messages"]]
         return res
-
-
-# The fewest tets a mesh is built with: below, no shape keeps its volume.
-MIN_TETS = 100
 
 
 def wildmeshing_available() -> tuple[bool, str]:

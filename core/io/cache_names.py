@@ -6,10 +6,13 @@ inputs (the full key is stored inside and checked on load).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 # Hex digits of the key in a file name: 64 bits, enough to keep distinct inputs apart in one folder.
 NAME_DIGITS = 16
+# The names :func:`model_cache_file` and :func:`tet_cache_file` give.
+SUBSPACE_CACHE = re.compile(rf"(?:model|tets)-[0-9a-f]{{{NAME_DIGITS}}}\.npz")
 
 
 def model_cache_file(folder: str | Path, key: str) -> Path:
@@ -25,17 +28,9 @@ def tet_cache_file(folder: str | Path, key: str) -> Path:
 def subspace_cache_files(folder: str | Path) -> set[Path]:
     """The tet and model cache files in ``folder`` (by their names; an unreadable folder has none)."""
     try:
-        names = [p for p in Path(folder).iterdir() if p.suffix == ".npz"]
+        return {p for p in Path(folder).iterdir() if SUBSPACE_CACHE.fullmatch(p.name)}
     except OSError:
         return set()
-    digits = set("0123456789abcdef")
-    return {
-        p
-        for p in names
-        if p.stem.startswith(("model-", "tets-"))
-        and len(p.stem.split("-", 1)[1]) == NAME_DIGITS
-        and set(p.stem.split("-", 1)[1]) <= digits
-    }
 
 
 def legacy_tet_temporary(key: str) -> str:

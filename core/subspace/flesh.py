@@ -44,7 +44,7 @@ from ..model.constraint import normalization
 from ..model.parts import Parts
 from ..model.rig import lbs_basis
 from .reduced import ReducedModel
-from .rest_stiffness import rest_hessian
+from .rest_stiffness import mode_energies, rest_hessian, rest_modes
 
 # No mode of the calibrated flesh rings slower than this share of the reference frequency: the constraint
 # holds some flesh whatever its stiffness (the platformer's torso, 8 tets between its head and its hips), its
@@ -317,9 +317,7 @@ def slow_modes(
     calibration set; one they do not (a twist of the platformer's torso, which no uniform load bends) is
     not calibrated at all.
     """
-    K = rest_hessian(model, arap)
-    M = np.kron(model.A_M, np.eye(3))
-    w2, V = sla.eigh(0.5 * (K + K.T), 0.5 * (M + M.T))
+    w2, V = rest_modes(rest_hessian(model, arap), model.A_M)
     omega = np.sqrt(np.maximum(w2, 0.0))
     # Free directions (numerically zero energy) are no flesh ringing.
     elastic = w2 > 1e-9 * max(float(w2.max()), 1e-300)
@@ -328,8 +326,7 @@ def slow_modes(
     if not slow.any():
         return np.zeros(0), np.zeros((0, P))
     Y = model.basis()
-    U = np.einsum("na,aik->nik", Y, V[:, slow].reshape(-1, 3, int(slow.sum())))  # (n, 3, k)
-    energy = model.masses[:, None] * np.sum(U**2, axis=1)  # (n, k)
+    energy = mode_energies(Y, model.masses, V[:, slow])  # (n, k)
     shares = (np.asarray(loads).T @ energy).T / np.maximum(energy.sum(axis=0), 1e-300)[:, None]
     g = Y.T @ (model.masses[:, None] * np.asarray(carried))  # (4m, P)
     Vr = V.reshape(-1, 3, V.shape[1])  # (4m, 3, modes): coordinate 3a + i

@@ -8,6 +8,7 @@ response to a steady acceleration, which the flesh calibration matches to the Wo
 from __future__ import annotations
 
 import numpy as np
+import scipy.linalg as sla
 
 from .reduced import ReducedModel
 
@@ -77,3 +78,22 @@ def fiber_hessian(model: ReducedModel) -> np.ndarray:
         g = np.einsum("ckj,cja->cak", V, Cc).reshape(len(mu), 3 * q)
         K -= 2.0 * (g * (mu * w)[:, None]).T @ g
     return K
+
+
+def rest_modes(K: np.ndarray, A_M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(w^2 (k,) ascending, modes V (12m, k)) of K v = w^2 (A_M (x) I3) v: the model's natural modes at rest.
+
+    K: (12m, 12m) reduced stiffness (:func:`rest_hessian` at the scales wanted), row-major vec(Z) (index
+    3a + i); A_M: (4m, 4m) the reduced mass.  Both are symmetrised first (round-off).
+    """
+    M = np.kron(A_M, np.eye(3))
+    return sla.eigh(0.5 * (K + K.T), 0.5 * (M + M.T))
+
+
+def mode_energies(Y: np.ndarray, masses: np.ndarray, V: np.ndarray) -> np.ndarray:
+    """(n, k) each mode's kinetic energy per vertex, m_v |u_v|^2 with u = Y Z (Z: the mode as 4m x 3).
+
+    Y: (n, 4m) the subspace's basis on the vertices; masses: (n,); V: (12m, k) modes (row-major vec(Z)).
+    """
+    U = np.einsum("na,aik->nik", Y, V.reshape(-1, 3, V.shape[1]))  # (n, 3, k)
+    return masses[:, None] * np.sum(U**2, axis=1)

@@ -23,7 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg as sla
+
+from ..subspace.rest_stiffness import mode_energies, rest_modes
 
 # A mode is a region's own when at least this share of its kinetic energy is in the region.
 OWN_SHARE = 0.5
@@ -41,27 +42,25 @@ class RegionSpectrum:
 
 
 def natural_modes(K: np.ndarray, A_M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(frequencies (k,) in Hz, ascending; modes (12m, k)) of K v = w^2 (A_M (x) I3) v.
+    """(frequencies (k,) in Hz, ascending; modes (12m, k)) of K v = w^2 (A_M (x) I3) v
+    (:func:`core.subspace.rest_stiffness.rest_modes`, which the flesh calibration's floor solves too).
 
     K: (12m, 12m) reduced stiffness, row-major vec(Z) (index 3a + i); A_M: (4m, 4m) reduced mass.  Modes
     with w^2 <= 0 (none in a model whose every mode is bound) are left out.
     """
-    M = np.kron(0.5 * (A_M + A_M.T), np.eye(3))
-    w2, V = sla.eigh(0.5 * (K + K.T), M)
+    w2, V = rest_modes(K, A_M)
     keep = w2 > 0.0
     return np.sqrt(w2[keep]) / (2.0 * np.pi), V[:, keep]
 
 
 def mode_energy(Y: np.ndarray, masses: np.ndarray, V: np.ndarray) -> np.ndarray:
-    """(n, k) each mode's kinetic energy per vertex, each column summing to 1.
+    """(n, k) each mode's kinetic energy per vertex (:func:`core.subspace.rest_stiffness.mode_energies`),
+    each column summing to 1.
 
     Y: (n, 4m) the subspace's basis on the vertices; masses: (n,); V: (12m, k) modes (row-major vec(Z)).
     """
-    k = V.shape[1]
-    Z = V.T.reshape(k, -1, 3)  # (k, 4m, 3)
-    u = np.einsum("nq,kqi->kni", Y, Z)  # (k, n, 3)
-    e = masses[None, :] * np.einsum("kni,kni->kn", u, u)
-    return (e / np.maximum(e.sum(axis=1, keepdims=True), 1e-300)).T
+    e = mode_energies(Y, masses, V)
+    return e / np.maximum(e.sum(axis=0, keepdims=True), 1e-300)
 
 
 def region_spectrum(hz: np.ndarray, energy: np.ndarray, masses: np.ndarray, region: np.ndarray) -> RegionSpectrum:

@@ -125,6 +125,7 @@ def test_least_coordinates_in_chunks_are_the_one_shot_numbers(monkeypatch):
     """Issue 41: the snap's containment check evaluated every point against every tet of its star at once
     (1.9 GB at 80k surface points); it runs in chunks now.  Chunks of 7 pairs give exactly (bit for bit) what
     one barycentric evaluation of all pairs gives, stars padded with the tet itself included."""
+    import core.geometry.embedding as embedding
     import core.geometry.lattice as lattice
 
     mesh = lattice_mesh(*uv_sphere(), 0.25)
@@ -133,6 +134,6 @@ def test_least_coordinates_in_chunks_are_the_one_shot_numbers(monkeypatch):
     stars = lattice.tet_stars(mesh.T, tets)
     P = mesh.X[mesh.T[tets]].mean(axis=1) + rng.normal(scale=0.05, size=(40, 3))
     whole = barycentric(mesh.X, mesh.T, stars.ravel(), np.repeat(P, stars.shape[1], axis=0)).min(axis=1)
-    monkeypatch.setattr(lattice, "CHUNK_PAIRS", 7)
+    monkeypatch.setattr(embedding, "CHUNK_PAIRS", 7)  # point_chunks reads it there
     chunked = lattice.least_coordinates(mesh.X, mesh.T, stars, P)
     np.testing.assert_array_equal(chunked, whole.reshape(stars.shape))

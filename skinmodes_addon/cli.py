@@ -34,7 +34,6 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import bpy
 
@@ -53,6 +52,7 @@ from .props import settings
 from .registry import HOLD_PENDING, KEEP_REPLACED, PREPARED_ONLY, PROGRESS_LISTENERS, REPLACED, STOP_REQUESTS
 from .session.cache_paths import cache_folder
 from .session.signals import Interrupted
+from .setting_flags import add_setting_flag
 
 OUTPUT_NAMES = {"pc2": "PC2", "shapekeys": "SHAPE_KEYS", "shape_keys": "SHAPE_KEYS"}
 
@@ -81,9 +81,6 @@ def _frames(text: str) -> tuple[int, int]:
     return first, int(match[2]) if match[2] is not None else first
 
 
-BOOLEANS = {"true": True, "yes": True, "on": True, "1": True, "false": False, "no": False, "off": False, "0": False}
-
-
 def _pose(text: str) -> tuple[int, str] | tuple[int, str, str]:
     """FRAME[:CONTACT[:MODE]] -> (frame, contact) or (frame, contact, mode); MODE is stick or one-sided."""
     frame, _, rest = text.partition(":")
@@ -98,18 +95,6 @@ def _pose(text: str) -> tuple[int, str] | tuple[int, str, str]:
             f"a pose is FRAME[:CONTACT[:MODE]], e.g. 40, 40:auto or 40:auto:one-sided, got '{text}'"
         ) from None
     return (*pose, mode) if mode else pose
-
-
-def _boolean(text: str) -> bool:
-    """``--reset-at-cuts true`` (or yes/on/1, false/no/off/0)."""
-    try:
-        return BOOLEANS[text.strip().lower()]
-    except KeyError:
-        raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}") from None
-
-
-# How each kind of setting's flag value is read (anything else is text).
-PARSERS: dict[str, Callable[[str], Any]] = {"int": int, "float": float, "bool": _boolean}
 
 
 def joined_negative_values(argv: list[str]) -> list[str]:
@@ -164,15 +149,7 @@ def _add_settings(b: argparse.ArgumentParser) -> None:
     for st in SETTINGS:
         if st.name == "output":
             continue  # --output above names the formats the way the CLI always has
-        kind = PARSERS.get(st.kind, str)
-        choices = [c.id.lower() for c in st.choices] or None
-        b.add_argument(
-            st.flag,
-            dest=st.name,
-            type=kind,
-            choices=choices,
-            help=f"{st.description} {st.range_text()}".replace("%", "%%"),
-        )
+        add_setting_flag(b, st)
     b.add_argument("--preset", dest="material_preset", choices=[c.lower() for c in PRESETS], help="material preset")
     b.add_argument(
         "--pose",

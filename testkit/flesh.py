@@ -166,10 +166,10 @@ def spectra(
     """Each region's :class:`RegionSpectrum` at the Wobble's stiffness as the solver sets it (continuous time:
     kappa = (2 pi f / omega_ref)^2, the fibers at their own scale); a region is the tet vertices whose
     heaviest bone is one of its bones."""
-    model = prep.model
-    arap = uses_arap(solver.simulation().material, model)
+    model, simulation = prep.model, solver.simulation()
+    arap = uses_arap(simulation.material, model)
     kappa = stiffness_scale(prep.slowest_frequency(arap), solver.wobble_hz)
-    kf = fiber_scale(prep, solver.simulation(), solver)
+    kf = fiber_scale(prep, simulation, solver)
     hz, V = natural_modes(kappa * rest_hessian(model, arap, kf / kappa), model.A_M)
     energy = mode_energy(model.basis(), model.masses, V)
     assert model.rig_weights is not None

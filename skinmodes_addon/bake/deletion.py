@@ -73,11 +73,10 @@ def deletion_refused(obj: bpy.types.Object, stored: str) -> str:
             "it was baked before cache names told .blend files apart, so another .blend in that folder "
             "may play it; delete it by hand once none does"
         )
-    if writers[0] == unsaved_identity():
-        pass  # written by this session before the file was first saved: this .blend's own
-    elif writers[0].startswith(UNSAVED):
-        return "an unsaved file of another session wrote it and may still play it; delete it by hand once none does"
-    elif writers[0] != blend_identity(Path(target).parent):
+    # This .blend's own: written from where it is now, or by this session before the file was first saved.
+    if writers[0] not in (blend_identity(Path(target).parent), unsaved_identity()):
+        if writers[0].startswith(UNSAVED):
+            return "an unsaved file of another session wrote it and may still play it; delete it by hand once none does"
         return f"{Path(writers[0]).name} wrote it and may still play it"
     other = _other_user(obj, stored)
     return f"'{other}' uses it too" if other else ""

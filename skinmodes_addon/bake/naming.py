@@ -56,7 +56,7 @@ def unsaved_identity() -> str:
 
 
 def blend_identity(folder: Path) -> str:
-    """The open .blend as seen from ``folder``: its path relative to it ("" while unsaved).
+    """The open .blend as seen from ``folder``: its path relative to it (:func:`unsaved_identity` while unsaved).
 
     Relative, so moving a project (the .blend and ``//`` caches together)
     keeps it; two .blend files, in one folder or in two that share an

@@ -98,7 +98,7 @@ def read_shots(
                 raise
             skipped.append(f"skipped {exc}")
     missing = sorted(set(wanted or ()) - {t.object for t in tasks})
-    if missing and not (skipped and not tasks):
+    if missing and (tasks or not skipped):  # with every shot skipped, why they were is the line
         raise SkinmodesError(f"no shot has an object named {', '.join(repr(n) for n in missing)}")
     if not tasks:
         why = f": {skipped[0].removeprefix('skipped ')}" if skipped else ""

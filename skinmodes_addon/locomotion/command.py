@@ -18,6 +18,7 @@ from .. import api
 from ..core.settings import SETTINGS
 from ..props import scene_of, settings
 from ..session.signals import Interrupted, raise_if_stopped, report_progress
+from ..setting_flags import add_setting_flag
 from .job import finish_gait_job, forget_gait_job, start_gait_job
 from .store import gait_line
 
@@ -46,11 +47,7 @@ def add_gait_command(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     # one (as "Search Copy (gait_search_tets)") names a flag this command has.
     for st in SETTINGS:
         if st.name.startswith("gait_") and st.name not in SHORT_FLAGS.values():
-            choices = [c.id.lower() for c in st.choices] or None
-            kind = {"int": int, "float": float}.get(st.kind, str)
-            g.add_argument(
-                st.flag, dest=st.name, type=kind, choices=choices, help=f"{st.description} {st.range_text()}"
-            )
+            add_setting_flag(g, st)
     g.add_argument("--bake", action="store_true", help="bake the object with the gait playing afterwards")
     g.add_argument("--no-save", action="store_true", help="do not save the .blend afterwards")
     g.set_defaults(frames=None, poses=None, output="pc2", prepared_only=False, progress="text", report=None)

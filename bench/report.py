@@ -518,6 +518,22 @@ def _threads(threads: dict) -> str:
     return "; ".join(parts)
 
 
+def fastcody_modes_lines(fm: dict) -> list[str]:
+    """The peers section's paragraph on fast-cody's skinning eigenmodes against ours (issue 43, item 4)."""
+    if "sin_full" not in fm:
+        return [f"fast-cody's eigenmodes failed: {fm['error']}.", ""] if "error" in fm else []
+    return [
+        f"fast-cody's skinning eigenmodes against ours at {fm['vertices']:,} vertices, {fm['modes']} modes, on its "
+        f"momentum-leak field: its `lbs_weight_space_constraint` keeps {fm['shipped_rank']} of the "
+        f"{fm['rank']} directions of its own constraint rows (its `orthonormalize` rebuilds the SVD on the "
+        f"first k rows, `bench/peers/fastcody_modes.py`), so its modes as shipped leave the complementary "
+        f"space (largest principal-angle sine {fm['sin_shipped']:.2g}); given all its rows, its modes and ours "
+        f"span the same space to {fm['sin_full']:.1e}.  Our default leak field (normalised to [0, 1]) is another "
+        f"field than its dt = 1e-3 diffusion: with it the sine is {fm['sin_full_our_leak']:.2g}.",
+        "",
+    ]
+
+
 def peers_report(p: dict) -> list[str]:
     """Section 3: the paired step and preparation tables, the pinning, and the run-to-run difference."""
     L = ["## 3. Peers on identical inputs, paired", ""]
@@ -675,6 +691,7 @@ def peers_report(p: dict) -> list[str]:
         ]
     elif "subspace_simkit_error" in sm:
         L += [f"simkit's eigenmodes failed: {sm['subspace_simkit_error']}.", ""]
+    L += fastcody_modes_lines(p.get("fastcody_modes", {}))
     L += [
         "simkit 0.1.8 ships no complementary-dynamics simulator; its repository's tutorial builds one from "
         "library calls (reduced products, `block_coord` with a `polar_svd` local step and a Cholesky global "

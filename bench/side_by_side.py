@@ -50,6 +50,7 @@ from core.model.fem import lumped_mass
 from core.model.leak import default_leak_field
 from core.model.materials import Material
 from core.subspace.reduced import build_reduced_model
+from core.subspace.skinning_modes import skinning_eigenmodes
 from core.validation.scenes import grid_scene
 
 from .common import Context, run_peer
@@ -357,6 +358,7 @@ def run(ctx: Context) -> dict:
         m, r = (6, 20) if ctx.quick else (M, R)
         model = build_reduced_model(scene.mesh, mat, scene.rig, m=m, r=r)
         result["simkit_modes"] = {"vertices": scene.mesh.n, **_simkit(ctx, scene, mat, model, tmp_)}
+        result["fastcody_modes"] = _fastcody_modes(ctx, prep_sizes[-1], tmp_)
     previous = (ctx.previous or {}).get("peers", {})
     if previous.get("method") == "paired":
         result["previous_run"] = {"date": ctx.previous_dates.get("peers", "?"), "ratios": headline(previous)}
@@ -428,6 +430,39 @@ def _simkit(ctx: Context, scene, mat: Material, model, tmp: str) -> dict:
         "subspace_simkit_modes_s": res["seconds"],
         "simkit_vs_ours_max_principal_angle_sin": principal_angle_sin(model.weights, Ws, masses),
     }
+
+
+def _fastcody_modes(ctx: Context, v: int, tmp: str) -> dict:
+    """fast-cody's skinning eigenmodes against ours on the same problem and momentum-leak field (issue 43):
+    as shipped, and given all its constraint's rows (``bench/peers/fastcody_modes.py`` says why they differ).
+    An accuracy check; not timed."""
+    scene, mat, _ = _problem(v, ctx.quick)
+    m = 6 if ctx.quick else M
+    path = Path(tmp) / "fastcody_modes_in.npz"
+    np.savez(path, X=scene.mesh.X, T=scene.mesh.T, Wrig=scene.rig.weights, m=m, dt=1e-3)
+    try:
+        info = run_peer(ctx.peer_python or "", "fastcody_modes.py", str(path), timeout=3600)
+    except Exception as exc:  # a peer failing must not sink the report; it says why instead
+        ctx.log(f"  fast-cody's modes failed: {exc}")
+        return {"error": str(exc)}
+    res = np.load(str(path) + ".out.npz")
+    masses = lumped_mass(scene.mesh, mat.density)
+    same = skinning_eigenmodes(scene.mesh, mat, masses, scene.rig, res["d"], m).weights
+    ours = skinning_eigenmodes(scene.mesh, mat, masses, scene.rig, default_leak_field(scene.mesh), m).weights
+    out = {
+        "vertices": scene.mesh.n,
+        "modes": m,
+        "rank": info["rank"],
+        "shipped_rank": info["shipped_rank"],
+        "sin_shipped": principal_angle_sin(same, res["W_shipped"], masses),
+        "sin_full": principal_angle_sin(same, res["W_full"], masses),
+        "sin_full_our_leak": principal_angle_sin(ours, res["W_full"], masses),
+    }
+    ctx.log(
+        f"  fast-cody's modes n={out['vertices']:,}: its constraint keeps {out['shipped_rank']} of {out['rank']} "
+        f"directions; sine vs ours {out['sin_shipped']:.2g} as shipped, {out['sin_full']:.1e} with all its rows"
+    )
+    return out
 
 
 def principal_angle_sin(A: np.ndarray, B: np.ndarray, mass: np.ndarray) -> float:

@@ -145,6 +145,8 @@ def check_paired_peers(p):
         for side in ("ours", "fastcody"):
             assert row[side]["m"] == row["requested"]["m"] and row[side]["r"] >= 1
         assert row["ours"]["r"] == row["requested"]["r"]  # ours gives exactly the clusters asked for
+    # fast-cody's modes given all its constraint rows span ours (test_peers.py says why 1e-5).
+    assert p["fastcody_modes"]["sin_full"] < 1e-5, p["fastcody_modes"]
     for side, t in p["threads"].items():
         assert set(t["env"].values()) == {"1"}, side
         assert t["openblas"] and set(t["openblas"].values()) == {1}, (side, t)

@@ -3,7 +3,7 @@ pose-space claim sections (issue 29), from small hand-made result dicts: no sect
 
 from __future__ import annotations
 
-from bench.report import README_ROWS, behind, readme_rows, summary_rows
+from bench.report import README_ROWS, behind, fastcody_modes_lines, readme_rows, summary_rows
 
 
 def _t(ms: float) -> dict:
@@ -104,3 +104,19 @@ def test_behind_names_a_slow_search_and_rs_winning_both_ways_only():
     assert len(slow) == 1 and "blob, ~10k vertices (10,268 vertices) takes 320 s" in slow[0]
     both = behind(_results(arm=_scene(2.0, 6.0, 0.5, 0.6)))
     assert len(both) == 1 and both[0].startswith("RS beats skinning eigenmodes on the arm")
+
+
+def test_fastcody_modes_paragraph_gives_both_spans_and_the_lost_directions():
+    fm = {
+        "vertices": 19683,
+        "modes": 16,
+        "rank": 56,
+        "shipped_rank": 23,
+        "sin_shipped": 1.0,
+        "sin_full": 3.3e-8,
+        "sin_full_our_leak": 0.072,
+    }
+    text = " ".join(fastcody_modes_lines(fm))
+    assert "keeps 23 of the 56 directions" in text and "3.3e-08" in text and "19,683 vertices" in text
+    assert fastcody_modes_lines({}) == []
+    assert "failed: boom" in fastcody_modes_lines({"error": "boom"})[0]

@@ -396,6 +396,16 @@ SETTINGS: tuple[Setting, ...] = (
         "mask",
         "character",
     ),
+    Setting(
+        "whole_character",
+        "Whole Character",
+        "Simulate this mesh with the other meshes its armature deforms (head, ears, clothes) as one body, "
+        "so seams stay closed and parts move together; each mesh still bakes its own cache.  Off: this mesh "
+        "alone, and it is left out of the others' body",
+        True,
+        "mask",
+        "character",
+    ),
     # Subspace ---------------------------------------------------------------
     Setting(
         "modes",

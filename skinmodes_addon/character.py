@@ -327,6 +327,16 @@ class RigBinding:
     root: bool
     rest_map: np.ndarray
     unit: float
+    # A whole character (issue 38): the meshes simulated as one body, by name in body order; the one whose
+    # world matrix is the rest frame (the first); and this object's vertices in the body, [start, stop).
+    # A mesh alone: (), "" (itself) and None (all of them).
+    members: tuple[str, ...] = ()
+    frame_object: str = ""
+    span: tuple[int, int] | None = None
+
+    def own(self, values: np.ndarray) -> np.ndarray:
+        """This object's rows (k, ...) of the body's per-vertex rows (n, ...)."""
+        return values if self.span is None else values[self.span[0] : self.span[1]]
 
 
 def column_names(binding: RigBinding, object_name: str) -> list[str]:
@@ -439,6 +449,87 @@ def flat_mesh_error(name: str, exc: MeshError, object_rig: bool = False) -> Mesh
     )
 
 
+def character_members(obj: bpy.types.Object, settings_on: bool = True) -> list[bpy.types.Object]:
+    """The meshes simulated with ``obj`` as one body, ``obj`` included, sorted by name (issue 38).
+
+    They are the scene's meshes whose Armature modifier uses ``obj``'s armature and whose Whole Character
+    setting is on, as is ``obj``'s (``settings_on``); otherwise ``obj`` alone.  Sorted by name, so every
+    member reads the same body in the same order, whichever of them is baked.
+    """
+    mod = armature_modifier(obj)
+    if mod is None or not settings_on:
+        return [obj]
+    arm = mod.object
+    scene_objects = bpy.context.scene.objects if bpy.context.scene is not None else [obj]
+    found = [
+        o
+        for o in scene_objects  # objects, not vertices: a few hundred at most
+        if o.type == "MESH" and (o == obj or _joins(o, arm))
+    ]
+    return sorted(found, key=lambda o: o.name)
+
+
+def _joins(o: bpy.types.Object, arm: bpy.types.Object) -> bool:
+    """Whether mesh ``o`` joins the body of armature ``arm``: deformed by it, with faces, Whole Character on."""
+    mod = armature_modifier(o)
+    s = getattr(o, "skinmodes", None)
+    return (
+        mod is not None
+        and mod.object == arm
+        and mod.use_vertex_groups
+        and len(o.data.polygons) > 0
+        and (s is None or bool(s.whole_character))
+    )
+
+
+@dataclass(frozen=True)
+class _Part:
+    """One mesh of the body, read at the rest frame: object-space positions (k, 3), triangles, weights
+    (k, b) of the body's bones, its painted masks and its world matrix (4, 4)."""
+
+    name: str
+    local: np.ndarray
+    faces: np.ndarray
+    weights: np.ndarray
+    masks: tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]
+    rigid: np.ndarray | None
+    world: np.ndarray
+
+
+def _read_part(obj: bpy.types.Object, bones: list[str], settings: SkinmodesSettings) -> _Part:
+    """One mesh as its Armature modifier receives it (the current frame), weights of ``bones``."""
+    with armature_input(obj) as obj_in:
+        W = vertex_group_weights(obj_in, bones)
+        bad = np.flatnonzero(~np.isfinite(W).all(axis=0))
+        if len(bad):  # before the zero check: NaN sums are not above zero either
+            raise nan_weights_error(obj, bones[int(bad[0])], others=len(bad) - 1)
+        mesh_in = cast(bpy.types.Mesh, obj_in.data)
+        return _Part(
+            name=obj.name,
+            local=vertex_positions(mesh_in).astype(np.float64),
+            faces=triangles(mesh_in),
+            weights=W,
+            masks=painted_masks(obj, obj_in, settings),
+            rigid=rigid_group(obj, obj_in, settings),
+            world=matrix(obj_in.matrix_world),
+        )
+
+
+def _joined(parts: list[np.ndarray | None], counts: list[int], name: str, names: list[str]) -> np.ndarray | None:
+    """A painted mask over the whole body: every member's, or None when no member has it; one member
+    without it is refused (the body needs one value per vertex)."""
+    if all(p is None for p in parts):
+        return None
+    missing = [n for p, n in zip(parts, names, strict=True) if p is None]
+    if missing:
+        raise SkinmodesError(
+            f"{name} is painted on some meshes of the character but not on '{missing[0]}'; add the group there "
+            "too, or turn Whole Character off on the meshes to simulate alone"
+        )
+    assert sum(len(p) for p in parts if p is not None) == sum(counts)
+    return np.concatenate([np.asarray(p, dtype=np.float64) for p in parts if p is not None])
+
+
 def read_character(
     obj: bpy.types.Object, settings: SkinmodesSettings, scene: bpy.types.Scene, start_frame: int
 ) -> tuple[CharacterInput, RigBinding]:
@@ -447,42 +538,50 @@ def read_character(
     The rest mesh is the mesh as the Armature modifier receives it at the
     current frame (see the module notes); the caller sets the frame to
     ``start_frame``, which also fixes the simulation's rest frame through the
-    mesh's world matrix there.
+    mesh's world matrix there.  With Whole Character on, every mesh of the
+    armature that has it on too is read into one body (:func:`character_members`), in the rest frame of
+    the first of them; the binding says which rows are ``obj``'s.
     """
     mod = check_object(obj)
     if mod is None:  # the callers dispatch (object_rig.read_rig); a mesh without an armature reads there
         raise RigError(f"'{obj.name}' has no Armature modifier; read it as an object rig (object_rig.read_object)")
     arm = mod.object
-    bones = [b.name for b in arm.data.bones if b.use_deform and obj.vertex_groups.get(b.name) is not None]
+    members = character_members(obj, bool(settings.whole_character))
+    deform = [b for b in arm.data.bones if b.use_deform]
+    bones = [b.name for b in deform if any(m.vertex_groups.get(b.name) is not None for m in members)]
     if not bones and settings.physics_skin and settings.physics_skin_from == "BONES":
-        bones = [b.name for b in arm.data.bones if b.use_deform]  # no groups: every weight zero, skinned from bones
-    with armature_input(obj) as obj_in:
-        W = vertex_group_weights(obj_in, bones)
-        bad = np.flatnonzero(~np.isfinite(W).all(axis=0))
-        if len(bad):  # before the zero check: NaN sums are not above zero either
-            raise nan_weights_error(obj, bones[int(bad[0])], others=len(bad) - 1)
-        total = W.sum(axis=1)
-        from_bones = settings.physics_skin and settings.physics_skin_from == "BONES"  # needs no weights
-        if not (total > MIN_WEIGHT_SUM).any() and not from_bones:
-            raise RigError(f"all bone weights of '{obj.name}' are zero; paint weights or parent with automatic weights")
-        L0 = matrix(obj_in.matrix_world)[:3, :3]
-        mesh_in = cast(bpy.types.Mesh, obj_in.data)
-        local = vertex_positions(mesh_in).astype(np.float64)
-        faces = triangles(mesh_in)
-        stiffness, density, leak = painted_masks(obj, obj_in, settings)
-        rigid = rigid_group(obj, obj_in, settings)
+        bones = [b.name for b in deform]  # no groups: every weight zero, skinned from bones
+    parts = [_read_part(m, bones, settings) for m in members]
+    W = np.vstack([p.weights for p in parts])
+    total = W.sum(axis=1)
+    from_bones = settings.physics_skin and settings.physics_skin_from == "BONES"  # needs no weights
+    if not (total > MIN_WEIGHT_SUM).any() and not from_bones:
+        raise RigError(f"all bone weights of '{obj.name}' are zero; paint weights or parent with automatic weights")
     unbound = total <= MIN_WEIGHT_SUM  # the vertices Blender's Armature modifier leaves where they are
     root = bool(unbound.any())
     if root:
         W = np.hstack([W, unbound[:, None].astype(np.float64)])
     unit = float(scene.unit_settings.scale_length) or 1.0
+    lead = parts[0]
     G = np.eye(4)
-    G[:3, :3] = unit * L0
-    heads, tails = bone_segments(obj, cast(bpy.types.Object, arm), bones, G)
+    G[:3, :3] = unit * lead.world[:3, :3]
+    # Each member's rest coordinates in the lead's rest frame: G W_lead^-1 W_member (the lead's own is G).
+    maps = [G @ np.linalg.inv(lead.world) @ p.world if i else G for i, p in enumerate(parts)]
+    rest = np.vstack([p.local @ M[:3, :3].T + M[:3, 3] for p, M in zip(parts, maps, strict=True)])
+    counts = [len(p.local) for p in parts]
+    offsets = np.concatenate([[0], np.cumsum(counts)])
+    faces = np.vstack([p.faces + int(o) for p, o in zip(parts, offsets, strict=False)])
+    names = [p.name for p in parts]
+    stiffness, density, leak = (
+        _joined([p.masks[i] for p in parts], counts, role, names)
+        for i, role in enumerate(("the Stiffness Mask", "the Density Mask", "the Leak Group"))
+    )
+    rigid = _joined([p.rigid for p in parts], counts, "the Rigid Group", names)
+    heads, tails = bone_segments(members[0], cast(bpy.types.Object, arm), bones, G)
     if root:  # the column of unbound vertices has no bone
         heads, tails = (np.vstack([h, np.full((1, 3), np.nan)]) for h in (heads, tails))
     inp = CharacterInput(
-        rest=local @ G[:3, :3].T,
+        rest=rest,
         faces=faces,
         bone_weights=W,
         stiffness=stiffness,
@@ -493,7 +592,18 @@ def read_character(
         bone_parents=bone_parents(cast(bpy.types.Object, arm), bones, root),
         rigid=rigid,
     )
-    binding = RigBinding(armature=arm.name, bones=tuple(bones), root=root, rest_map=G, unit=unit)
+    i = names.index(obj.name)
+    whole = len(parts) > 1
+    binding = RigBinding(
+        armature=arm.name,
+        bones=tuple(bones),
+        root=root,
+        rest_map=G,
+        unit=unit,
+        members=tuple(names) if whole else (),
+        frame_object=names[0] if whole else "",
+        span=(int(offsets[i]), int(offsets[i + 1])) if whole else None,
+    )
     if settings.planted_feet:
         params = rig_samples(obj, binding, scene, settings.frame_range(scene), start_frame)
         # The floor is the Ground setting's height (world Z, scene units), also when Ground contact is off.
@@ -631,7 +741,13 @@ def sample_rig(
 def _sample_rig(
     obj: bpy.types.Object, binding: RigBinding, depsgraph: bpy.types.Depsgraph
 ) -> tuple[np.ndarray, np.ndarray]:
-    W_mesh = matrix(obj.evaluated_get(depsgraph).matrix_world)
+    W_own = matrix(obj.evaluated_get(depsgraph).matrix_world)
+    frame = bpy.data.objects.get(binding.frame_object) if binding.frame_object else obj
+    if frame is None:
+        raise RigError(
+            f"'{binding.frame_object}', a mesh of the character, is gone; bake again to read the character anew"
+        )
+    W_mesh = W_own if frame == obj else matrix(frame.evaluated_get(depsgraph).matrix_world)
     G_inv = np.linalg.inv(binding.rest_map)
     T = bone_transforms(binding, depsgraph, W_mesh) @ G_inv if binding.armature else np.empty((0, 4, 4))
     T = binding.unit * T
@@ -646,7 +762,7 @@ def _sample_rig(
             f"({', '.join(names[i] for i in bad[:3])} has NaN or infinite values: a driver or constraint "
             "dividing by zero?); fix the rig at that frame"
         )
-    to_local = np.linalg.inv(binding.unit * W_mesh[:3, :3])
+    to_local = np.linalg.inv(binding.unit * W_own[:3, :3])
     return p, to_local
 
 

@@ -218,7 +218,7 @@ class BakeJob:
                 f"training pose(s) at frame {shown} lie outside the baked frames {self.start}-{self.end}: "
                 "they still shape the modes; remove them in the Pose-Space panel if that is not meant"
             )
-        k = len(session.character.rest)
+        k = session.vertex_count
         if self.output == "PC2":
             self._writer = PC2Writer(self.abs_path, k, float(self.start), self.total)
         # The start state needs the rig's velocity (its first two frames) and the pre-roll's frames.

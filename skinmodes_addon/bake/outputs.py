@@ -207,7 +207,7 @@ def inverse_skinning_matrices(session: Session, frame: int) -> np.ndarray:
     to_local = session.to_local[frame]
     # Object-space linear map of bone j: to_local @ P_j @ G (rest coords -> sim -> world -> object).
     Lb = to_local[None] @ P @ G[None]
-    W = normalize_weights(session.character.bone_weights)
+    W = normalize_weights(b.own(session.character.bone_weights))
     L = np.einsum("kb,bij->kij", W, Lb)
     try:
         inv = np.linalg.inv(L)

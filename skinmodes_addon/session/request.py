@@ -191,7 +191,7 @@ def read_request(
         solver=solver,
         start=start,
         end=end,
-        geometry=Geometry.of(obj),
+        geometry=Geometry.of(obj, binding.members),
         snapshot=settings_snapshot(s),
         poses=poses,
         pose_reach=REACH if s.pose_local_blend else 0.0,

@@ -141,10 +141,15 @@ class Session:
     def offsets_local(self, frame: int) -> np.ndarray:
         """Object-space secondary offsets (k, 3) of the render vertices at ``frame``."""
         if frame < self.start or frame > self.end:
-            return np.zeros((len(self.character.rest), 3))
+            return np.zeros((self.vertex_count, 3))
         with one_blas_thread():  # the solver's small dense steps: threads only add hand-offs
-            u = self.ensure_simulation().offsets(frame)
+            u = self.binding.own(self.ensure_simulation().offsets(frame))
         return u @ self.to_local[frame].T.astype(np.float32)
+
+    @property
+    def vertex_count(self) -> int:
+        """The object's own render vertices (a whole character's body holds its other meshes' too)."""
+        return len(self.binding.own(self.character.rest))
 
     def invalidate(self) -> None:
         self.rig.clear()

@@ -10,7 +10,7 @@ from typing import cast
 import bpy
 import numpy as np
 
-from ..character import armature_modifier, stack_signature, vertex_positions
+from ..character import armature_modifier, character_members, stack_signature, vertex_positions
 from ..core.settings import CONTACT_GROUP
 from ..core.settings import names as setting_names
 from ..props import SkinmodesSettings
@@ -81,11 +81,15 @@ class Geometry:
     positions: np.ndarray
     faces: int
     stack: tuple[object, ...] = ()
+    # A whole character's other meshes (issue 38), by name: the body changes when one of them does, or
+    # when a mesh joins or leaves it.
+    members: tuple[tuple[str, Geometry], ...] = ()
 
     @classmethod
-    def of(cls, obj: bpy.types.Object) -> Geometry:
+    def of(cls, obj: bpy.types.Object, members: tuple[str, ...] = ()) -> Geometry:
         mesh = cast(bpy.types.Mesh, obj.data)
-        return cls(vertex_positions(mesh), len(mesh.polygons), stack_signature(obj))
+        others = tuple((n, cls.of(bpy.data.objects[n])) for n in members if n != obj.name)
+        return cls(vertex_positions(mesh), len(mesh.polygons), stack_signature(obj), others)
 
     def matches(self, obj: bpy.types.Object) -> bool:
         """Same mesh?  Checked on every previewed frame: one copy and one compare (~20 us at 10k vertices)."""
@@ -95,4 +99,12 @@ class Geometry:
             and len(mesh.vertices) == len(self.positions)
             and np.array_equal(vertex_positions(mesh), self.positions)
             and stack_signature(obj) == self.stack
+            and self._same_members(obj)
         )
+
+    def _same_members(self, obj: bpy.types.Object) -> bool:
+        s = getattr(obj, "skinmodes", None)
+        names = [o.name for o in character_members(obj, s is None or bool(s.whole_character)) if o != obj]
+        if names != [n for n, _ in self.members]:
+            return False
+        return all(g.matches(bpy.data.objects[n]) for n, g in self.members)

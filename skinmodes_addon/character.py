@@ -34,6 +34,7 @@ from typing import cast
 
 import bpy
 import numpy as np
+from scipy.spatial import cKDTree
 
 from .core.errors import MeshError, RigError, SkinmodesError
 from .core.model.planted import planted_vertices
@@ -449,24 +450,58 @@ def flat_mesh_error(name: str, exc: MeshError, object_rig: bool = False) -> Mesh
     )
 
 
+# Meshes whose surfaces come within this share of their joint bounding box's diagonal of each other are one
+# body; farther ones (a robot's two hands, each skinned on its own) each stay a body of their own, as they would
+# alone: in one volume the mesher would drop the farther one as a part far from the body.
+NEAR_MEMBERS = 0.02
+
+
 def character_members(obj: bpy.types.Object, settings_on: bool = True) -> list[bpy.types.Object]:
     """The meshes simulated with ``obj`` as one body, ``obj`` included, sorted by name (issue 38).
 
     They are the scene's meshes whose Armature modifier uses ``obj``'s armature and whose Whole Character
-    setting is on, as is ``obj``'s (``settings_on``); otherwise ``obj`` alone.  Sorted by name, so every
-    member reads the same body in the same order, whichever of them is baked.
+    setting is on, as is ``obj``'s (``settings_on``), that reach ``obj`` through meshes at most
+    NEAR_MEMBERS apart; otherwise ``obj`` alone.  Sorted by name, so every member reads the same body in
+    the same order, whichever of them is baked.
     """
     mod = armature_modifier(obj)
     if mod is None or not settings_on:
         return [obj]
     arm = mod.object
     scene_objects = bpy.context.scene.objects if bpy.context.scene is not None else [obj]
-    found = [
-        o
-        for o in scene_objects  # objects, not vertices: a few hundred at most
-        if o.type == "MESH" and (o == obj or _joins(o, arm))
-    ]
-    return sorted(found, key=lambda o: o.name)
+    found = sorted(
+        (o for o in scene_objects if o.type == "MESH" and (o == obj or _joins(o, arm))),  # a few hundred at most
+        key=lambda o: o.name,
+    )
+    if len(found) == 1:
+        return found
+    return [found[i] for i in np.flatnonzero(_near_group(found, found.index(obj)))]
+
+
+def _near_group(meshes: list[bpy.types.Object], start: int) -> np.ndarray:
+    """(len(meshes),) bool: the meshes linked to meshes[start] by surfaces at most NEAR_MEMBERS apart (their
+    rest coordinates placed by their world matrices now)."""
+    points = []
+    for o in meshes:  # meshes, not vertices
+        co = vertex_positions(cast(bpy.types.Mesh, o.data)).astype(np.float64)
+        M = matrix(o.matrix_world)
+        points.append(co @ M[:3, :3].T + M[:3, 3])
+    every = np.vstack(points)
+    reach = NEAR_MEMBERS * float(np.linalg.norm(every.max(axis=0) - every.min(axis=0)))
+    trees = [cKDTree(p) for p in points]
+    near = np.eye(len(meshes), dtype=bool)
+    for a in range(len(meshes)):
+        for b in range(a + 1, len(meshes)):
+            d, _ = trees[a].query(points[b], distance_upper_bound=reach)
+            near[a, b] = near[b, a] = bool(np.isfinite(d).any())
+    reached = np.zeros(len(meshes), dtype=bool)
+    reached[start] = True
+    for _ in range(len(meshes)):  # grow through near pairs until nothing joins
+        grown = near[reached].any(axis=0)
+        if np.array_equal(grown, reached):
+            break
+        reached = grown
+    return reached
 
 
 def _joins(o: bpy.types.Object, arm: bpy.types.Object) -> bool:

@@ -95,7 +95,7 @@ def test_the_head_moves_and_the_ears_move_alike(baked):
     print({n: round(float(p.max()), 3) for n, p in pct.items()})
     assert pct["Head"].max() >= HEAD_PCT
     # The ears: the mesh's two halves, split at the median x of the rest pose.
-    u, rest, _, _ = baked["Ears"]
+    rest = baked["Ears"][1]
     side = rest[:, 0] > np.median(rest[:, 0])
     left, right = pct["Ears"][:, side].max(), pct["Ears"][:, ~side].max()
     print(f"ears {left:.3f} % and {right:.3f} %")
@@ -197,3 +197,21 @@ def test_each_mesh_alone_opens_the_seam(addon, tmp_path):
     gap, tip, _, _ = _seam_gap(bpy, addon, tmp_path / "alone", whole=False)
     print(f"alone: seam gap {gap:.4f} %, tail tip {tip:.2f} %")
     assert gap > 10 * SEAM_PCT
+
+
+def test_who_is_in_the_body(addon):
+    """The platformer's four meshes touch: one body from any of them.  The robot's two skinned hands lie a
+    body's width apart (its other parts are bone-parented props): each is its own body, as it was alone; in
+    one volume the mesher would drop the farther hand as far from the body.  Whole Character off on a mesh
+    takes it out of the others' body."""
+    import bpy
+
+    members = addon.character.character_members
+    _load(bpy)
+    names = {n: [o.name for o in members(bpy.data.objects[n])] for n in MESHES}
+    assert all(v == list(MESHES) for v in names.values()), names
+    bpy.data.objects["Ears"].skinmodes.whole_character = False
+    assert [o.name for o in members(bpy.data.objects["Head"])] == ["Arms", "Body", "Head"]
+    assert [o.name for o in members(bpy.data.objects["Ears"], False)] == ["Ears"]
+    rc.load(bpy, rc.spec("robot_hand"))
+    assert [o.name for o in members(bpy.data.objects["Hand.R"])] == ["Hand.R"]

@@ -4,6 +4,7 @@
     api.configure(obj, modes=24, wobble_hz=4.0, damping_ratio=0.3)
     api.set_poses(obj, [(40, "auto"), (75, "elbow_crease")])  # training poses: frame, contact
     summary = api.bake(obj, frames=(1, 120), output="PC2")
+    summaries = api.bake_character(armature)  # every mesh the armature deforms, each its own cache
     api.clear_bake(obj)
 
 ``skinmodes_api`` is this module under a name that does not depend on the
@@ -17,12 +18,14 @@ and leaves the scene unchanged when it does.
 from __future__ import annotations
 
 import numbers
-from typing import Any
+from typing import Any, cast
 
 import bpy
 
 from .bake.job import BakeJob
+from .bake.outputs import OldBake
 from .bake.outputs import clear_bake as _clear_bake
+from .character import armature_modifier, check_object
 from .core.errors import SkinmodesError
 from .core.settings import CONTACT_AUTO, CONTACT_GROUP, CONTACT_NONE, CONTACT_ONE_SIDED, CONTACT_STICK, validate_all
 from .core.settings import names as setting_names
@@ -37,6 +40,8 @@ __all__ = [
     "SETTABLE",
     "SkinmodesError",
     "bake",
+    "bake_character",
+    "character_meshes",
     "clear_bake",
     "compute_modes",
     "configure",
@@ -242,3 +247,47 @@ def clear_bake(obj: bpy.types.Object) -> None:
     """Remove the object's bake (modifier, shape keys and the files skinmodes wrote for it)."""
     mesh_argument(obj, "clear_bake")
     _clear_bake(obj)
+
+
+def character_meshes(obj: Any) -> list[bpy.types.Object]:
+    """The meshes of ``obj``'s character, by name (issue 38): for an armature, every mesh of the scene whose
+    Armature modifier uses it; for a mesh, those of its armature (or the mesh alone, without one)."""
+    if isinstance(obj, bpy.types.Object) and obj.type == "ARMATURE":
+        arm = obj
+    else:
+        mesh = mesh_argument(obj, "character_meshes")
+        mod = armature_modifier(mesh)
+        if mod is None:
+            return [mesh]
+        arm = cast(bpy.types.Object, mod.object)  # armature_modifier returns only modifiers with an armature
+    scene = bpy.context.scene
+    found = [o for o in scene.objects if (mod := armature_modifier(o)) is not None and mod.object == arm]
+    if not found:
+        raise SkinmodesError(f"armature '{arm.name}' deforms no mesh of this scene; add an Armature modifier to one")
+    return sorted(found, key=lambda o: o.name)
+
+
+def bake_character(obj: Any, frames: tuple[int, int] | None = None, output: str | None = None) -> list[dict[str, Any]]:
+    """Bake every mesh of ``obj``'s character (:func:`character_meshes`), each into its own cache, from the
+    one body they are simulated as (Whole Character); returns each mesh's :func:`bake` summary.
+
+    Every mesh is checked before any is baked.  A bake that fails on one mesh clears the bakes this call
+    made on the meshes before it that had none, and says which mesh failed; a mesh that had a bake keeps the
+    new one (the command line's ``--armature`` puts the replaced files back and leaves the .blend unsaved).
+    """
+    meshes = character_meshes(obj)
+    for mesh in meshes:
+        check_object(mesh)
+    had = {mesh.name: bool(OldBake.of(mesh).kind) for mesh in meshes}
+    done: list[bpy.types.Object] = []
+    out = []
+    for mesh in meshes:
+        try:
+            out.append(bake(mesh, frames=frames, output=output))
+        except SkinmodesError as exc:
+            for baked in done:
+                if not had[baked.name]:
+                    _clear_bake(baked)
+            raise type(exc)(f"'{mesh.name}' of the character: {exc}") from exc
+        done.append(mesh)
+    return out

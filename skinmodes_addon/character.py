@@ -467,7 +467,7 @@ def character_members(obj: bpy.types.Object, settings_on: bool = True) -> list[b
     mod = armature_modifier(obj)
     if mod is None or not settings_on:
         return [obj]
-    arm = mod.object
+    arm = cast(bpy.types.Object, mod.object)  # armature_modifier returns only modifiers with an armature
     scene_objects = bpy.context.scene.objects if bpy.context.scene is not None else [obj]
     found = sorted(
         (o for o in scene_objects if o.type == "MESH" and (o == obj or _joins(o, arm))),  # a few hundred at most
@@ -497,7 +497,7 @@ def _near_group(meshes: list[bpy.types.Object], start: int) -> np.ndarray:
     reached = np.zeros(len(meshes), dtype=bool)
     reached[start] = True
     for _ in range(len(meshes)):  # grow through near pairs until nothing joins
-        grown = near[reached].any(axis=0)
+        grown = np.asarray(near[reached].any(axis=0))
         if np.array_equal(grown, reached):
             break
         reached = grown

@@ -34,6 +34,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import bpy
 
@@ -123,7 +124,7 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="never prepare: refuse (exit 1, nothing changed) unless the cache holds the prepared model",
     )
-    _add_settings(b)
+    _add_settings(b, character=True)
     pr = sub.add_parser("prepare", help="prepare one object's character into its cache folder (a farm's Prepare)")
     _add_settings(pr)
     pr.set_defaults(no_save=True, output="pc2", prepared_only=False)
@@ -136,9 +137,19 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def _add_settings(b: argparse.ArgumentParser) -> None:
-    """The flags ``bake`` and ``prepare`` share: the object, frames, file, farm reporting and every setting."""
-    b.add_argument("--object", required=True, help="name of the skinned mesh object")
+def _add_settings(b: argparse.ArgumentParser, character: bool = False) -> None:
+    """The flags ``bake`` and ``prepare`` share: the object, frames, file, farm reporting and every setting;
+    ``character``: ``--armature`` may stand for ``--object`` (every mesh it deforms, issue 38)."""
+    if character:
+        which = b.add_mutually_exclusive_group(required=True)
+        which.add_argument("--object", help="name of the skinned mesh object")
+        which.add_argument(
+            "--armature",
+            help="name of an armature: bake every mesh it deforms, each into its own cache, as one character; "
+            "the settings given apply to each",
+        )
+    else:
+        b.add_argument("--object", required=True, help="name of the skinned mesh object")
     b.add_argument("--frames", type=_frames, help="frame range, e.g. 1-120 (default: the object's settings)")
     b.add_argument("--blend", help="open this .blend first (for the bpy module; blender -b FILE does it already)")
     b.add_argument("--report", metavar="DIR", help="also write the summary (or the error) to a file in DIR (farm jobs)")
@@ -282,6 +293,8 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         return run_command(args)
     if args.blend:
         open_shot(Path(args.blend))
+    if getattr(args, "armature", None):
+        return bake_character_and_save(args)
     obj = bpy.data.objects.get(args.object)
     if obj is None:
         names = ", ".join(o.name for o in bpy.data.objects if o.type == "MESH") or "none"
@@ -312,7 +325,28 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     return summary
 
 
-def bake_and_save(obj: bpy.types.Object, args: argparse.Namespace) -> dict[str, object]:
+def bake_character_and_save(args: argparse.Namespace) -> dict[str, object]:
+    """``bake --armature``: every mesh the armature deforms (``api.character_meshes``), configured with the
+    flags given, baked and saved as one transaction (:func:`bake_and_save`)."""
+    arm = bpy.data.objects.get(args.armature)
+    if arm is None or arm.type != "ARMATURE":
+        names = ", ".join(o.name for o in bpy.data.objects if o.type == "ARMATURE") or "none"
+        raise SkinmodesError(f"no armature named '{args.armature}' (armatures in this file: {names})")
+    meshes = api.character_meshes(arm)
+    if not args.no_save:
+        check_can_save(bpy.data.filepath)
+    overrides = {st.name: getattr(args, st.name, None) for st in SETTINGS}
+    overrides["output"] = OUTPUT_NAMES[args.output]
+    if args.poses is not None:
+        raise SkinmodesError("--pose names one mesh's training poses; give them with --object, one mesh at a time")
+    values = {k: v for k, v in overrides.items() if v is not None}
+    for mesh in meshes:  # the first call checks every value before it changes anything
+        api.configure(mesh, **values)
+    summaries = bake_and_save(meshes, args)
+    return {"armature": arm.name, "objects": summaries, **({"saved": bpy.data.filepath} if not args.no_save else {})}
+
+
+def bake_and_save(obj: bpy.types.Object | list[bpy.types.Object], args: argparse.Namespace) -> Any:
     """``bake``: bake, then save the .blend (unless ``--no-save``), as one transaction.
 
     A failure at any step, the save included, leaves every file as it was: the bake's own transaction puts
@@ -320,21 +354,36 @@ def bake_and_save(obj: bpy.types.Object, args: argparse.Namespace) -> dict[str, 
     back (:func:`save_verified`), and the tet and model caches this command wrote are removed, so a failed
     command leaves no file it made.  (Content-keyed, they were only a head start for the next run.)
     """
-    folder = cache_folder(settings(obj))
-    had = subspace_cache_files(folder)
+    objs = obj if isinstance(obj, list) else [obj]
+    folders = {cache_folder(settings(o)) for o in objs}
+    had = set().union(*(subspace_cache_files(f) for f in folders))
     PREPARED_ONLY[:] = [True] if args.prepared_only else []
-    KEEP_REPLACED[:] = [] if args.no_save else [True]  # a failed save puts the point cache back too
+    # A failed save puts the point caches back too; so does a failed mesh of a character, whose earlier
+    # meshes' bakes the unsaved .blend never plays.
+    KEEP_REPLACED[:] = [] if args.no_save and not isinstance(obj, list) else [True]
     try:
-        summary = api.bake(obj, frames=args.frames, output=OUTPUT_NAMES[args.output], keep_previous_file=args.no_save)
+        output = OUTPUT_NAMES[args.output]
+        summaries = []
+        for o in objs:
+            try:
+                summaries.append(api.bake(o, frames=args.frames, output=output, keep_previous_file=args.no_save))
+            except SkinmodesError as exc:
+                if isinstance(obj, list):
+                    raise type(exc)(f"'{o.name}' of the character: {exc}; no mesh of it changed") from exc
+                raise
         if not args.no_save:
-            save_verified(obj.name)
-            summary["saved"] = bpy.data.filepath
-        return summary
+            save_verified(objs[0].name)
+            if not isinstance(obj, list):
+                summaries[0]["saved"] = bpy.data.filepath
+        elif isinstance(obj, list):
+            drop_replaced()  # --no-save: the bakes stand; the kept copies of the files they replaced go
+        return summaries if isinstance(obj, list) else summaries[0]
     except BaseException:
         restore_replaced()  # a failure after the bake's commit, before or outside the save: put it back too
-        for made in subspace_cache_files(folder) - had:
-            with contextlib.suppress(OSError):
-                made.unlink()
+        for f in folders:
+            for made in subspace_cache_files(f) - had:
+                with contextlib.suppress(OSError):
+                    made.unlink()
         raise
     finally:
         PREPARED_ONLY.clear()

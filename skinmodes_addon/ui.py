@@ -36,6 +36,7 @@ class SKINMODES_PT_main(_Panel, bpy.types.Panel):
         mod = armature_modifier(obj)
         if mod is not None:
             layout.label(text=f"Rig: {mod.object.name}", icon="ARMATURE_DATA")
+            draw_character(layout, context, obj, mod.object)
         elif is_object_rig(obj):
             layout.label(text="Rig: the object's own motion", icon="OBJECT_DATA")
         else:
@@ -46,6 +47,25 @@ class SKINMODES_PT_main(_Panel, bpy.types.Panel):
         if err:
             box = layout.box()
             box.label(text=err, icon="ERROR")
+
+
+def draw_character(
+    layout: bpy.types.UILayout, context: bpy.types.Context, obj: bpy.types.Object, arm: bpy.types.Object
+) -> None:
+    """Whole Character, and the armature's meshes with each one's switch (issue 38): the meshes switched on
+    and touching are simulated as one body; a mesh switched off is simulated alone."""
+    s = settings(obj)
+    meshes = sorted(
+        (o for o in context.scene.objects if (m := armature_modifier(o)) is not None and m.object == arm),
+        key=lambda o: o.name,
+    )  # objects, not vertices
+    if len(meshes) < 2:
+        return
+    layout.prop(s, "whole_character")
+    col = layout.box().column(align=True)
+    for o in meshes:
+        row = col.row(align=True)
+        row.prop(settings(o), "whole_character", text=o.name, icon="MESH_DATA" if o != obj else "RESTRICT_SELECT_OFF")
 
 
 class SKINMODES_PT_material(_Panel, bpy.types.Panel):

@@ -17,11 +17,13 @@ rig-only motion, in % of the character's size (the bake summary's, the body's):
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from testkit import real_characters as rc
+from tests.addon.helpers import run_cli
 
 pytestmark = pytest.mark.slow
 
@@ -215,3 +217,101 @@ def test_who_is_in_the_body(addon):
     assert [o.name for o in members(bpy.data.objects["Ears"], False)] == ["Ears"]
     rc.load(bpy, rc.spec("robot_hand"))
     assert [o.name for o in members(bpy.data.objects["Hand.R"])] == ["Hand.R"]
+
+
+# ------------------------------------------------------------------ the command line and the API
+
+
+@pytest.fixture
+def platformer_shot(addon, tmp_path):
+    """The platformer saved as a shot: its four meshes on CharacterArmature, a 12-frame range, a coarse volume."""
+    import bpy
+
+    _load(bpy)
+    for n in MESHES:
+        bpy.data.objects[n].skinmodes.target_tets = 3000
+    path = tmp_path / "platformer.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    return path
+
+
+def test_the_command_line_bakes_every_mesh_of_an_armature(dev_zip, platformer_shot, tmp_path):
+    import json
+
+    out = run_cli(
+        dev_zip,
+        tmp_path,
+        "bake",
+        "--blend",
+        str(platformer_shot),
+        "--armature",
+        "CharacterArmature",
+        "--frames",
+        "0-12",
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    summary = json.loads(out.stdout.strip().splitlines()[-1])
+    assert summary["armature"] == "CharacterArmature" and summary["saved"] == str(platformer_shot)
+    assert [s["object"] for s in summary["objects"]] == list(MESHES)
+    assert all(Path(s["files"][0]).exists() for s in summary["objects"])
+    assert len({s["character_size"] for s in summary["objects"]}) == 1  # one body
+
+
+def test_a_failing_mesh_leaves_the_whole_character_as_it_was(dev_zip, platformer_shot, tmp_path):
+    """The head, taken out of the body, asks for a stiffness group it lacks: the three meshes before it bake,
+    then the head fails; nothing of the four changed on disk (the .blend, no point cache left)."""
+    import bpy
+
+    bpy.ops.wm.open_mainfile(filepath=str(platformer_shot))
+    head = bpy.data.objects["Head"]
+    head.skinmodes.whole_character = False
+    head.skinmodes.stiffness_group = "nosuch"
+    bpy.ops.wm.save_mainfile()
+    before = platformer_shot.read_bytes()
+    out = run_cli(
+        dev_zip,
+        tmp_path,
+        "bake",
+        "--blend",
+        str(platformer_shot),
+        "--armature",
+        "CharacterArmature",
+        "--frames",
+        "0-12",
+    )
+    assert out.returncode == 1
+    last = out.stderr.strip().splitlines()[-1]
+    assert last.startswith("skinmodes: error: 'Head' of the character: vertex group 'nosuch' not found"), last
+    assert last.endswith("no mesh of it changed"), last
+    assert platformer_shot.read_bytes() == before
+    assert not list(platformer_shot.parent.rglob("*.pc2")), "a point cache of the failed character was left"
+
+
+def test_the_api_bakes_a_character_from_its_armature_or_any_mesh(addon, tmp_path):
+    import bpy
+
+    loaded, _ = _load(bpy)
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "api.blend"))
+    api = addon.api
+    assert [o.name for o in api.character_meshes(loaded.armature)] == list(MESHES)
+    assert [o.name for o in api.character_meshes(bpy.data.objects["Ears"])] == list(MESHES)
+    for n in MESHES:
+        bpy.data.objects[n].skinmodes.target_tets = 3000
+    out = api.bake_character(loaded.armature, frames=(0, 6))
+    assert [s["object"] for s in out] == list(MESHES)
+    assert all(bpy.data.objects[n].modifiers.get("Skinmodes Cache") is not None for n in MESHES)
+    with pytest.raises(addon.api.SkinmodesError, match="needs a mesh object"):
+        api.character_meshes(None)
+
+
+def test_the_panel_lists_the_characters_meshes_each_with_its_switch(addon):
+    import bpy
+
+    from tests.addon.test_ui import draw, props, texts
+
+    _load(bpy)
+    bpy.context.view_layer.objects.active = bpy.data.objects["Head"]
+    drawn = draw(bpy, addon.ui.SKINMODES_PT_main.draw)
+    assert props(drawn) == ["whole_character"] * (1 + len(MESHES))
+    shown = texts(drawn)
+    assert shown[0] == "Rig: CharacterArmature" and all(n in shown for n in MESHES), shown

@@ -37,6 +37,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from .core.errors import MeshError, RigError, SkinmodesError
+from .core.geometry.winding import winding_numbers
 from .core.model.planted import planted_vertices
 from .core.model.rig import MIN_WEIGHT_SUM
 from .core.pipeline import CharacterInput
@@ -451,9 +452,12 @@ def flat_mesh_error(name: str, exc: MeshError, object_rig: bool = False) -> Mesh
 
 
 # Meshes whose surfaces come within this share of their joint bounding box's diagonal of each other are one
-# body; farther ones (a robot's two hands, each skinned on its own) each stay a body of their own, as they would
-# alone: in one volume the mesher would drop the farther one as a part far from the body.
+# body, and so is a mesh inside another (eyes, teeth, a tongue in a head); farther ones (a robot's two hands,
+# each skinned on its own) each stay a body of their own, as they would alone: in one volume the mesher would
+# drop the farther one as a part far from the body.
 NEAR_MEMBERS = 0.02
+# A mesh is inside another when one of this many of its vertices (evenly spread over its index) is.
+INSIDE_SAMPLES = 16
 
 
 def character_members(obj: bpy.types.Object, settings_on: bool = True) -> list[bpy.types.Object]:
@@ -479,21 +483,30 @@ def character_members(obj: bpy.types.Object, settings_on: bool = True) -> list[b
 
 
 def _near_group(meshes: list[bpy.types.Object], start: int) -> np.ndarray:
-    """(len(meshes),) bool: the meshes linked to meshes[start] by surfaces at most NEAR_MEMBERS apart (their
-    rest coordinates placed by their world matrices now)."""
-    points = []
+    """(len(meshes),) bool: the meshes linked to meshes[start] through pairs that touch (surfaces at most
+    NEAR_MEMBERS apart) or nest (one inside the other), their rest coordinates placed by their world
+    matrices now."""
+    points, faces = [], []
     for o in meshes:  # meshes, not vertices
-        co = vertex_positions(cast(bpy.types.Mesh, o.data)).astype(np.float64)
+        mesh = cast(bpy.types.Mesh, o.data)
+        co = vertex_positions(mesh).astype(np.float64)
         M = matrix(o.matrix_world)
         points.append(co @ M[:3, :3].T + M[:3, 3])
+        faces.append(triangles(mesh))
     every = np.vstack(points)
     reach = NEAR_MEMBERS * float(np.linalg.norm(every.max(axis=0) - every.min(axis=0)))
     trees = [cKDTree(p) for p in points]
+
+    def inside(a: int, b: int) -> bool:
+        """Whether a sample of mesh b's vertices lies inside mesh a (winding number over one half)."""
+        sample = points[b][np.unique(np.linspace(0, len(points[b]) - 1, INSIDE_SAMPLES).astype(np.int64))]
+        return bool((np.abs(winding_numbers(points[a], faces[a], sample)) > 0.5).any())
+
     near = np.eye(len(meshes), dtype=bool)
     for a in range(len(meshes)):
         for b in range(a + 1, len(meshes)):
             d, _ = trees[a].query(points[b], distance_upper_bound=reach)
-            near[a, b] = near[b, a] = bool(np.isfinite(d).any())
+            near[a, b] = near[b, a] = bool(np.isfinite(d).any()) or inside(a, b) or inside(b, a)
     reached = np.zeros(len(meshes), dtype=bool)
     reached[start] = True
     for _ in range(len(meshes)):  # grow through near pairs until nothing joins

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import bpy
 
 from .character import armature_modifier, is_object_rig
@@ -36,7 +38,7 @@ class SKINMODES_PT_main(_Panel, bpy.types.Panel):
         mod = armature_modifier(obj)
         if mod is not None:
             layout.label(text=f"Rig: {mod.object.name}", icon="ARMATURE_DATA")
-            draw_character(layout, context, obj, mod.object)
+            draw_character(cast(bpy.types.UILayout, layout), context, obj, cast(bpy.types.Object, mod.object))
         elif is_object_rig(obj):
             layout.label(text="Rig: the object's own motion", icon="OBJECT_DATA")
         else:

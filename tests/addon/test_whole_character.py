@@ -315,3 +315,164 @@ def test_the_panel_lists_the_characters_meshes_each_with_its_switch(addon):
     assert props(drawn) == ["whole_character"] * (1 + len(MESHES))
     shown = texts(drawn)
     assert shown[0] == "Rig: CharacterArmature" and all(n in shown for n in MESHES), shown
+
+
+# ------------------------------------------------------------------ layers: a shirt over the fox, eyes in its head
+
+
+def _dominant(obj):
+    """(k,) the name of each vertex's heaviest group ('' for none); one pass at set-up."""
+    names = {g.index: g.name for g in obj.vertex_groups}
+    return np.array([names[max(v.groups, key=lambda g: g.weight).group] if v.groups else "" for v in obj.data.vertices])
+
+
+TORSO = {"b_Hip_01", "b_Spine01_02", "b_Spine02_03"}
+
+
+def _dress(bpy, fox, arm, size):
+    """A studio's layers on the fox, each its own mesh on the fox's armature:
+
+    - "shirt": the torso's faces (spine and hip bones), 0.3 % of the size out along their normals, with the
+      fox's weights (a garment fitted over the body, as a cloth layer is modelled);
+    - "eyes": a sphere of radius 1 % of the size inside the head, as far from its flesh's centre toward its
+      farthest vertex (the snout) as it stays whole inside, bound to the head bone (an eyeball in its socket).
+    Returns the shirt's source vertex on the fox for each of its vertices."""
+    import bmesh
+
+    torso = TORSO
+    dom = _dominant(fox)
+    shirt = fox.copy()
+    shirt.data = fox.data.copy()
+    shirt.name = "shirt"
+    shirt.modifiers.clear()
+    mod = shirt.modifiers.new("Armature", "ARMATURE")
+    mod.object = arm
+    bpy.context.scene.collection.objects.link(shirt)
+    bm = bmesh.new()
+    bm.from_mesh(shirt.data)
+    bm.verts.ensure_lookup_table()
+    source = bm.verts.layers.int.new("source")
+    for v in bm.verts:
+        v[source] = v.index
+    bmesh.ops.delete(bm, geom=[f for f in bm.faces if not all(dom[v.index] in torso for v in f.verts)], context="FACES")
+    bm.normal_update()
+    for v in bm.verts:
+        v.co += v.normal * (0.003 * size)
+    src = np.array([v[source] for v in bm.verts])
+    bm.to_mesh(shirt.data)
+    bm.free()
+    co = np.array([v.co[:] for v in fox.data.vertices])
+    from core.geometry.winding import winding_numbers
+
+    flesh = co[dom == "b_Head_05"]
+    centre = flesh.mean(axis=0)
+    tip = flesh[np.argmax(np.linalg.norm(flesh - centre, axis=1))]
+    mesh = bpy.data.meshes.new("eyes")
+    bm = bmesh.new()
+    bmesh.ops.create_uvsphere(bm, u_segments=12, v_segments=8, radius=0.01 * size)
+    bm.to_mesh(mesh)
+    bm.free()
+    ball = np.array([v.co[:] for v in mesh.vertices])
+    tris = np.array([t.vertices[:] for t in fox.data.loop_triangles])
+    # As far toward the snout as the whole ball stays inside the head: where a socket would be.
+    head = next(
+        p
+        for p in (centre + t * (tip - centre) for t in (0.5, 0.4, 0.3, 0.2, 0.1, 0.0))
+        if (np.abs(winding_numbers(co, tris, ball + p)) > 0.5).all()
+    )
+    eyes = bpy.data.objects.new("eyes", mesh)
+    bpy.context.scene.collection.objects.link(eyes)
+    eyes.matrix_world = fox.matrix_world
+    mesh.transform(__import__("mathutils").Matrix.Translation(head))
+    group = eyes.vertex_groups.new(name="b_Head_05")
+    group.add(range(len(mesh.vertices)), 1.0, "REPLACE")
+    mod = eyes.modifiers.new("Armature", "ARMATURE")
+    mod.object = arm
+    return src
+
+
+def _clip(bpy, loaded, objs):
+    """Per object, (frames, k, 3) world positions baked and rig-only."""
+    baked: dict[str, list] = {o.name: [] for o in objs}
+    rig: dict[str, list] = {o.name: [] for o in objs}
+    for f in range(loaded.start, loaded.end + 1):
+        bpy.context.scene.frame_set(f)
+        for o in objs:
+            baked[o.name].append(rc._world_positions(bpy, o))
+            rig[o.name].append(_rig_only(bpy, o))
+    return {n: np.array(v) for n, v in baked.items()}, {n: np.array(v) for n, v in rig.items()}
+
+
+@pytest.fixture(scope="module")
+def dressed(addon, tmp_path_factory):
+    """The fox running, dressed (:func:`_dress`), baked as one character from its armature: (baked, rig-only
+    world positions per mesh over the clip, the shirt's source vertices, the size, the bake summaries)."""
+    import bpy
+
+    loaded = rc.load(bpy, replace(rc.spec("fox"), actions=("Run",)))
+    fox, arm = loaded.obj, loaded.armature
+    src = _dress(bpy, fox, arm, float(np.linalg.norm(np.array(fox.dimensions))))
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path_factory.mktemp("dressed") / "dressed.blend"))
+    out = addon.api.bake_character(arm, frames=(loaded.start, loaded.end))
+    objs = [bpy.data.objects[n] for n in ("fox", "shirt", "eyes")]
+    baked, rig = _clip(bpy, loaded, objs)
+    tris = np.array([t.vertices[:] for t in fox.data.loop_triangles])
+    return baked, rig, src, float(out[0]["character_size"]), out, _dominant(fox), tris
+
+
+def test_the_layers_are_one_body_with_the_fox(dressed):
+    *_, out, _, _ = dressed
+    assert [s["object"] for s in out] == ["eyes", "fox", "shirt"]
+    assert len({s["character_size"] for s in out}) == 1, "the eyes, inside the head, are of its body"
+
+
+# Known short (issue 38, open): the shirt reads the jiggle of the volume at its own place, 0.3 % of the size
+# out from the belly, and the jiggle's variation across that lift (largest at its edge by the hind legs and
+# the tail) lets it sink 0.156 % on the run.  Reading the jiggle of the surface under it instead (a tried
+# "layer" rule) measured 0.183 %: no better, so it was left out.
+@pytest.mark.xfail(strict=True, reason="issue 38: the shirt sinks 0.156 % of the size into the belly > 0.1 %")
+def test_a_shirt_never_sinks_into_the_belly(dressed):
+    """Each shirt vertex against the point of the belly under it (its closest point on the fox's torso on
+    the first frame, carried by the fox's baked and rig-only surfaces): along their rig-only gap (the
+    normal, as the pose carries it), the baked gap is never smaller by more than 0.1 % of the size, so the
+    jiggle never pushes the shirt into the body further than the rig puts it."""
+    from core.geometry.surface import closest_surface_points
+
+    baked, rig, src, size, _, dom, tris = dressed
+    torso = tris[np.isin(dom[tris], list(TORSO)).all(axis=1)]
+    _, face, bary = closest_surface_points(rig["fox"][0], torso, rig["shirt"][0])
+    corners = torso[face]  # (k, 3)
+
+    def under(P: np.ndarray) -> np.ndarray:
+        return np.einsum("kc,fkci->fki", bary, P[:, corners])
+
+    rig_gap = rig["shirt"] - under(rig["fox"])
+    normal = rig_gap / np.linalg.norm(rig_gap, axis=2, keepdims=True)
+    gap = np.einsum("fki,fki->fk", baked["shirt"] - under(baked["fox"]), normal)
+    deeper = 100.0 * float((np.linalg.norm(rig_gap, axis=2) - gap).max()) / size
+    belly = 100.0 * float(np.linalg.norm(baked["fox"][:, src] - rig["fox"][:, src], axis=2).max()) / size
+    print(f"shirt deeper than with the rig alone by {deeper:.4f} % (belly peak {belly:.3f} %)")
+    assert belly > 10 * SEAM_PCT, "the belly must move for the test to mean anything"
+    assert deeper <= SEAM_PCT
+
+
+def test_eyes_ride_the_heads_flesh(dressed):
+    """Neither left still (their peak offset at least a tenth of the 20 fox vertices nearest them) nor
+    jiggled out of the head (every eye vertex inside the baked fox on every frame: winding number)."""
+    from scipy.spatial import cKDTree
+
+    from core.geometry.winding import winding_numbers
+
+    baked, rig, _, size, _, _, tris = dressed
+    _, near = cKDTree(rig["fox"][0]).query(rig["eyes"][0].mean(axis=0), k=20)
+    flesh_peak = float(np.linalg.norm(baked["fox"][:, near] - rig["fox"][:, near], axis=2).max())
+    eyes_peak = float(np.linalg.norm(baked["eyes"] - rig["eyes"], axis=2).max())
+    outside = max(
+        int((np.abs(winding_numbers(baked["fox"][i], tris, baked["eyes"][i])) < 0.5).sum())
+        for i in range(len(baked["eyes"]))
+    )
+    print(
+        f"eyes peak {100 * eyes_peak / size:.3f} %, the flesh around {100 * flesh_peak / size:.3f} %; outside {outside}"
+    )
+    assert eyes_peak >= 0.1 * flesh_peak > 0
+    assert outside == 0

@@ -18,14 +18,14 @@ and leaves the scene unchanged when it does.
 from __future__ import annotations
 
 import numbers
-from typing import Any, cast
+from typing import Any
 
 import bpy
 
+from .bake.character_job import CharacterBake
 from .bake.job import BakeJob
-from .bake.outputs import OldBake
 from .bake.outputs import clear_bake as _clear_bake
-from .character import armature_modifier, check_object
+from .character import character_meshes as _character_meshes
 from .core.errors import SkinmodesError
 from .core.settings import CONTACT_AUTO, CONTACT_GROUP, CONTACT_NONE, CONTACT_ONE_SIDED, CONTACT_STICK, validate_all
 from .core.settings import names as setting_names
@@ -222,9 +222,14 @@ def bake(
     checked_frames, checked_output = check_frames(frames), check_output(output)
     job = BakeJob(bpy.context, obj, output=checked_output, frames=checked_frames, keep_previous=keep_previous_file)
     job.run()
+    return bake_summary(job)
+
+
+def bake_summary(job: BakeJob) -> dict[str, Any]:
+    """What :func:`bake` returns for a finished job (and :func:`bake_character` for each mesh)."""
     ps = job.session.prepared.posespace
     return {
-        "object": obj.name,
+        "object": job.obj.name,
         "output": job.output.lower(),
         "frames": [job.start, job.end],
         "frames_baked": job.frames_done,
@@ -252,42 +257,23 @@ def clear_bake(obj: bpy.types.Object) -> None:
 def character_meshes(obj: Any) -> list[bpy.types.Object]:
     """The meshes of ``obj``'s character, by name (issue 38): for an armature, every mesh of the scene whose
     Armature modifier uses it; for a mesh, those of its armature (or the mesh alone, without one)."""
-    if isinstance(obj, bpy.types.Object) and obj.type == "ARMATURE":
-        arm = obj
-    else:
-        mesh = mesh_argument(obj, "character_meshes")
-        mod = armature_modifier(mesh)
-        if mod is None:
-            return [mesh]
-        arm = cast(bpy.types.Object, mod.object)  # armature_modifier returns only modifiers with an armature
-    scene = bpy.context.scene
-    found = [o for o in scene.objects if (mod := armature_modifier(o)) is not None and mod.object == arm]
-    if not found:
-        raise SkinmodesError(f"armature '{arm.name}' deforms no mesh of this scene; add an Armature modifier to one")
-    return sorted(found, key=lambda o: o.name)
+    if not (isinstance(obj, bpy.types.Object) and obj.type == "ARMATURE"):
+        mesh_argument(obj, "character_meshes")
+    return _character_meshes(obj)
 
 
-def bake_character(obj: Any, frames: tuple[int, int] | None = None, output: str | None = None) -> list[dict[str, Any]]:
+def bake_character(
+    obj: Any, frames: tuple[int, int] | None = None, output: str | None = None, keep_previous_file: bool = False
+) -> list[dict[str, Any]]:
     """Bake every mesh of ``obj``'s character (:func:`character_meshes`), each into its own cache, from the
     one body they are simulated as (Whole Character); returns each mesh's :func:`bake` summary.
+    keep_previous_file: as for :func:`bake`, for every mesh.
 
-    Every mesh is checked before any is baked.  A bake that fails on one mesh clears the bakes this call
-    made on the meshes before it that had none, and says which mesh failed; a mesh that had a bake keeps the
-    new one (the command line's ``--armature`` puts the replaced files back and leaves the .blend unsaved).
+    One transaction (``bake/character_job.py``): every mesh simulates first, then all commit; a failure
+    while any simulates leaves every mesh as it was, and says which mesh failed.
     """
     meshes = character_meshes(obj)
-    for mesh in meshes:
-        check_object(mesh)
-    had = {mesh.name: bool(OldBake.of(mesh).kind) for mesh in meshes}
-    done: list[bpy.types.Object] = []
-    out = []
-    for mesh in meshes:
-        try:
-            out.append(bake(mesh, frames=frames, output=output))
-        except SkinmodesError as exc:
-            for baked in done:
-                if not had[baked.name]:
-                    _clear_bake(baked)
-            raise type(exc)(f"'{mesh.name}' of the character: {exc}") from exc
-        done.append(mesh)
-    return out
+    bake = CharacterBake(
+        bpy.context, meshes, output=check_output(output), frames=check_frames(frames), keep_previous=keep_previous_file
+    ).run()
+    return [bake_summary(job) for job in bake.jobs]

@@ -468,18 +468,23 @@ def character_members(obj: bpy.types.Object, settings_on: bool = True) -> list[b
     NEAR_MEMBERS apart; otherwise ``obj`` alone.  Sorted by name, so every member reads the same body in
     the same order, whichever of them is baked.
     """
+    found = character_candidates(obj, settings_on)
+    if len(found) == 1:
+        return found
+    return [found[i] for i in np.flatnonzero(_near_group(found, found.index(obj)))]
+
+
+def character_candidates(obj: bpy.types.Object, settings_on: bool = True) -> list[bpy.types.Object]:
+    """:func:`character_members` before the touch-or-nest test (cheap: no geometry is read), by name."""
     mod = armature_modifier(obj)
     if mod is None or not settings_on:
         return [obj]
     arm = cast(bpy.types.Object, mod.object)  # armature_modifier returns only modifiers with an armature
     scene_objects = bpy.context.scene.objects if bpy.context.scene is not None else [obj]
-    found = sorted(
+    return sorted(
         (o for o in scene_objects if o.type == "MESH" and (o == obj or _joins(o, arm))),  # a few hundred at most
         key=lambda o: o.name,
     )
-    if len(found) == 1:
-        return found
-    return [found[i] for i in np.flatnonzero(_near_group(found, found.index(obj)))]
 
 
 def _near_group(meshes: list[bpy.types.Object], start: int) -> np.ndarray:
@@ -515,6 +520,22 @@ def _near_group(meshes: list[bpy.types.Object], start: int) -> np.ndarray:
             break
         reached = grown
     return reached
+
+
+def character_meshes(obj: bpy.types.Object) -> list[bpy.types.Object]:
+    """Every mesh of the scene deformed by ``obj`` (an armature) or by ``obj``'s armature (a mesh), by name:
+    what Bake Character bakes; a mesh without an armature is its own character."""
+    if obj.type == "ARMATURE":
+        arm = obj
+    else:
+        mod = armature_modifier(obj)
+        if mod is None:
+            return [obj]
+        arm = cast(bpy.types.Object, mod.object)  # armature_modifier returns only modifiers with an armature
+    found = [o for o in bpy.context.scene.objects if (m := armature_modifier(o)) is not None and m.object == arm]
+    if not found:
+        raise SkinmodesError(f"armature '{arm.name}' deforms no mesh of this scene; add an Armature modifier to one")
+    return sorted(found, key=lambda o: o.name)
 
 
 def _joins(o: bpy.types.Object, arm: bpy.types.Object) -> bool:

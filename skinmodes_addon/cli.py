@@ -358,19 +358,17 @@ def bake_and_save(obj: bpy.types.Object | list[bpy.types.Object], args: argparse
     folders = {cache_folder(settings(o)) for o in objs}
     had = set().union(*(subspace_cache_files(f) for f in folders))
     PREPARED_ONLY[:] = [True] if args.prepared_only else []
-    # A failed save puts the point caches back too; so does a failed mesh of a character, whose earlier
-    # meshes' bakes the unsaved .blend never plays.
+    # A failed save puts the point caches back too; so does a character's commit that fails after an
+    # earlier mesh's (the unsaved .blend never plays the earlier one's new file).
     KEEP_REPLACED[:] = [] if args.no_save and not isinstance(obj, list) else [True]
     try:
         output = OUTPUT_NAMES[args.output]
-        summaries = []
-        for o in objs:
-            try:
-                summaries.append(api.bake(o, frames=args.frames, output=output, keep_previous_file=args.no_save))
-            except SkinmodesError as exc:
-                if isinstance(obj, list):
-                    raise type(exc)(f"'{o.name}' of the character: {exc}; no mesh of it changed") from exc
-                raise
+        if isinstance(obj, list):  # every mesh simulates, then all commit (bake/character_job.py)
+            summaries = api.bake_character(obj[0], frames=args.frames, output=output, keep_previous_file=args.no_save)
+            if [s["object"] for s in summaries] != [o.name for o in objs]:
+                raise SkinmodesError("the character's meshes changed while it baked; run the command again")
+        else:
+            summaries = [api.bake(obj, frames=args.frames, output=output, keep_previous_file=args.no_save)]
         if not args.no_save:
             save_verified(objs[0].name)
             if not isinstance(obj, list):

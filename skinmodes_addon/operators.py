@@ -11,15 +11,22 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import bpy
 import numpy as np
 
 from . import preview
+from .bake.character_job import CharacterBake
 from .bake.job import BakeJob
 from .bake.outputs import clear_bake
-from .character import armature_modifier, is_object_rig, renumbering_modifiers, vertex_group_weights
+from .character import (
+    armature_modifier,
+    character_meshes,
+    is_object_rig,
+    renumbering_modifiers,
+    vertex_group_weights,
+)
 from .core.errors import SkinmodesError
 from .core.geometry.embedding import interpolate
 from .props import active_mesh, scene_of, settings
@@ -217,6 +224,12 @@ class SKINMODES_OT_bake(bpy.types.Operator):
             return self.execute(context)
         return self._start_modal(context, self._make_job(context))
 
+    def _status(self, job: BakeJob) -> str:
+        return f"Baking secondary motion: frame {job.start + job.frames_done - 1} of {job.end}… Esc to cancel"
+
+    def _report(self, job: BakeJob) -> None:
+        _report_bake(self, job)
+
     def _start_modal(self, context: bpy.types.Context, job: BakeJob) -> set[str]:
         """Run ``job`` from this operator's modal: progress bar, a timer for the slices, the handler, the status."""
         self._job = job
@@ -262,12 +275,10 @@ class SKINMODES_OT_bake(bpy.types.Operator):
                 while time.perf_counter() - t0 < deadline:
                     fraction = next(self._steps)
                     context.window_manager.progress_update(int(100 * fraction))
-                    context.workspace.status_text_set(
-                        f"Baking secondary motion: frame {job.start + job.frames_done - 1} of {job.end}… Esc to cancel"
-                    )
+                    context.workspace.status_text_set(self._status(job))
             except StopIteration:
                 job.commit()  # all or nothing: on failure the previous bake is back in place
-                _report_bake(self, job)
+                self._report(job)
                 return {"FINISHED"}
             done = False
             return {"RUNNING_MODAL"}
@@ -282,6 +293,44 @@ class SKINMODES_OT_bake(bpy.types.Operator):
         finally:
             if done:
                 self._finish(context)
+
+
+class SKINMODES_OT_bake_character(SKINMODES_OT_bake):
+    """Bake every mesh of the active mesh's armature, each into its own cache, from the one body they are
+    simulated as (Whole Character); all simulate before any bake is replaced: Esc or a failure changes nothing"""
+
+    bl_idname = "skinmodes.bake_character"
+    bl_label = "Bake Character"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        if not _skinned_mesh_poll(cls, context):
+            return False
+        if armature_modifier(cast(bpy.types.Object, context.active_object)) is None:
+            cls.poll_message_set("The mesh has no armature: it is its own character; use Bake Secondary Motion")  # type: ignore[attr-defined]
+            return False
+        return True
+
+    def _make_job(self, context: bpy.types.Context) -> BakeJob:
+        out = None if self.output == "SETTINGS" else self.output
+        return cast(BakeJob, CharacterBake(context, character_meshes(active_mesh(context)), output=out))
+
+    def _status(self, job: BakeJob) -> str:
+        bake = cast(CharacterBake, job)
+        i = bake.jobs.index(bake.current) + 1
+        return (
+            f"Baking '{bake.current.obj.name}' ({i} of {len(bake.jobs)}): frame "
+            f"{bake.start + bake.frames_done - 1} of {bake.end}… Esc to cancel"
+        )
+
+    def _report(self, job: BakeJob) -> None:
+        bake = cast(CharacterBake, job)
+        if bake.warnings:
+            more = f" (+{len(bake.warnings) - 1} more)" if len(bake.warnings) > 1 else ""
+            self.report({"WARNING"}, bake.warnings[0] + more)
+        else:
+            self.report({"INFO"}, f"baked {len(bake.jobs)} meshes in {bake.seconds:.1f} s")
 
 
 class SKINMODES_OT_clear_bake(bpy.types.Operator):
@@ -603,6 +652,7 @@ class SKINMODES_OT_refresh_preview(bpy.types.Operator):
 CLASSES = (
     SKINMODES_OT_compute_modes,
     SKINMODES_OT_bake,
+    SKINMODES_OT_bake_character,
     SKINMODES_OT_clear_bake,
     SKINMODES_OT_create_mask,
     SKINMODES_OT_toggle_rigid_pieces,

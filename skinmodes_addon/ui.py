@@ -6,7 +6,7 @@ from typing import cast
 
 import bpy
 
-from .character import armature_modifier, is_object_rig
+from .character import armature_modifier, character_meshes, is_object_rig
 from .core.settings import BY_NAME
 from .material_presets import SKINMODES_MT_material_presets
 from .props import active_mesh, default_cache_dir, settings
@@ -211,6 +211,10 @@ class SKINMODES_PT_output(_Panel, bpy.types.Panel):
         if not s.cache_dir:  # say where an empty field sends the files: the preference's folder
             col.label(text=f"Default: {default_cache_dir()}", icon="PREFERENCES")
         col.operator("skinmodes.bake", icon="RENDER_ANIMATION")
+        obj = active_mesh(context)
+        mod = armature_modifier(obj)
+        if mod is not None and len(character_meshes(obj)) > 1:  # several meshes on its armature
+            col.operator("skinmodes.bake_character", icon="OUTLINER_OB_ARMATURE")
         if s.bake_kind:
             box = col.box()
             what = "point cache" if s.bake_kind == "PC2" else "shape keys"

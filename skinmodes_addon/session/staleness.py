@@ -10,7 +10,7 @@ from typing import cast
 import bpy
 import numpy as np
 
-from ..character import armature_modifier, character_members, stack_signature, vertex_positions
+from ..character import armature_modifier, character_candidates, stack_signature, vertex_positions
 from ..core.settings import CONTACT_GROUP
 from ..core.settings import names as setting_names
 from ..props import SkinmodesSettings
@@ -81,15 +81,16 @@ class Geometry:
     positions: np.ndarray
     faces: int
     stack: tuple[object, ...] = ()
-    # A whole character's other meshes (issue 38), by name: the body changes when one of them does, or
-    # when a mesh joins or leaves it.
+    # A whole character's other meshes (issue 38), by name: the body changes when one of them does; and the
+    # armature's meshes that could join it (character_candidates): it changes when one joins or leaves.
     members: tuple[tuple[str, Geometry], ...] = ()
+    candidates: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, obj: bpy.types.Object, members: tuple[str, ...] = ()) -> Geometry:
         mesh = cast(bpy.types.Mesh, obj.data)
         others = tuple((n, cls.of(bpy.data.objects[n])) for n in members if n != obj.name)
-        return cls(vertex_positions(mesh), len(mesh.polygons), stack_signature(obj), others)
+        return cls(vertex_positions(mesh), len(mesh.polygons), stack_signature(obj), others, _candidates(obj))
 
     def matches(self, obj: bpy.types.Object) -> bool:
         """Same mesh?  Checked on every previewed frame: one copy and one compare (~20 us at 10k vertices)."""
@@ -103,8 +104,12 @@ class Geometry:
         )
 
     def _same_members(self, obj: bpy.types.Object) -> bool:
-        s = getattr(obj, "skinmodes", None)
-        names = [o.name for o in character_members(obj, s is None or bool(s.whole_character)) if o != obj]
-        if names != [n for n, _ in self.members]:
+        """Checked on every previewed frame: names and the members' own meshes, no geometry test."""
+        if _candidates(obj) != self.candidates:
             return False
-        return all(g.matches(bpy.data.objects[n]) for n, g in self.members)
+        return all(n in bpy.data.objects and g.matches(bpy.data.objects[n]) for n, g in self.members)
+
+
+def _candidates(obj: bpy.types.Object) -> tuple[str, ...]:
+    s = getattr(obj, "skinmodes", None)
+    return tuple(o.name for o in character_candidates(obj, s is None or bool(s.whole_character)))

@@ -476,3 +476,31 @@ def test_eyes_ride_the_heads_flesh(dressed):
     )
     assert eyes_peak >= 0.1 * flesh_peak > 0
     assert outside == 0
+
+
+def test_bake_character_in_the_panel_bakes_every_mesh_or_none(addon, tmp_path):
+    """The Output panel offers Bake Character on a mesh of a several-mesh armature; it bakes the four meshes
+    (synchronously here: no window).  With the head failing (its own stiffness group missing), no mesh gets
+    a bake and no point cache is written: every mesh simulates before any bake is replaced."""
+    import bpy
+
+    from tests.addon.test_ui import draw, operators
+
+    _load(bpy)
+    for n in MESHES:
+        bpy.data.objects[n].skinmodes.target_tets = 3000
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "panel.blend"))
+    bpy.context.view_layer.objects.active = bpy.data.objects["Body"]
+    assert operators(draw(bpy, addon.ui.SKINMODES_PT_output.draw)) == ["skinmodes.bake", "skinmodes.bake_character"]
+    head = bpy.data.objects["Head"]
+    head.skinmodes.whole_character = False
+    head.skinmodes.stiffness_group = "nosuch"
+    with pytest.raises(RuntimeError, match="'Head' of the character: vertex group 'nosuch' not found"):
+        bpy.ops.skinmodes.bake_character()
+    assert not any(bpy.data.objects[n].skinmodes.bake_kind for n in MESHES)
+    assert not list(tmp_path.rglob("*.pc2")) and not list(tmp_path.rglob("*.partial"))
+    head.skinmodes.stiffness_group = ""
+    head.skinmodes.whole_character = True
+    assert bpy.ops.skinmodes.bake_character() == {"FINISHED"}
+    assert all(bpy.data.objects[n].skinmodes.bake_kind == "PC2" for n in MESHES)
+    assert len(list(tmp_path.rglob("*.pc2"))) == len(MESHES)

@@ -43,6 +43,7 @@ __all__ = [
     "bake_character",
     "character_meshes",
     "clear_bake",
+    "clear_character",
     "compute_modes",
     "configure",
     "poses",
@@ -277,3 +278,12 @@ def bake_character(
         bpy.context, meshes, output=check_output(output), frames=check_frames(frames), keep_previous=keep_previous_file
     ).run()
     return [bake_summary(job) for job in bake.jobs]
+
+
+def clear_character(obj: Any) -> list[str]:
+    """Clear the bake of every mesh of ``obj``'s character that has one (:func:`character_meshes`); returns
+    their names."""
+    meshes = [m for m in character_meshes(obj) if _settings(m).bake_kind]
+    for mesh in meshes:
+        _clear_bake(mesh)
+    return [m.name for m in meshes]

@@ -128,8 +128,10 @@ def parser() -> argparse.ArgumentParser:
     pr = sub.add_parser("prepare", help="prepare one object's character into its cache folder (a farm's Prepare)")
     _add_settings(pr)
     pr.set_defaults(no_save=True, output="pc2", prepared_only=False)
-    c = sub.add_parser("clear", help="remove an object's bake")
-    c.add_argument("--object", required=True)
+    c = sub.add_parser("clear", help="remove an object's bake, or every bake of an armature's meshes")
+    which = c.add_mutually_exclusive_group(required=True)
+    which.add_argument("--object")
+    which.add_argument("--armature")
     c.add_argument("--blend")
     c.add_argument("--no-save", action="store_true")
     add_commands(sub, _frames)
@@ -294,7 +296,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     if args.blend:
         open_shot(Path(args.blend))
     if getattr(args, "armature", None):
-        return bake_character_and_save(args)
+        return character_command(args)
     obj = bpy.data.objects.get(args.object)
     if obj is None:
         names = ", ".join(o.name for o in bpy.data.objects if o.type == "MESH") or "none"
@@ -325,9 +327,10 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     return summary
 
 
-def bake_character_and_save(args: argparse.Namespace) -> dict[str, object]:
+def character_command(args: argparse.Namespace) -> dict[str, object]:
     """``bake --armature``: every mesh the armature deforms (``api.character_meshes``), configured with the
-    flags given, baked and saved as one transaction (:func:`bake_and_save`)."""
+    flags given, baked and saved as one transaction (:func:`bake_and_save`); ``clear --armature``: every
+    bake of them cleared, then saved."""
     arm = bpy.data.objects.get(args.armature)
     if arm is None or arm.type != "ARMATURE":
         names = ", ".join(o.name for o in bpy.data.objects if o.type == "ARMATURE") or "none"
@@ -335,6 +338,11 @@ def bake_character_and_save(args: argparse.Namespace) -> dict[str, object]:
     meshes = api.character_meshes(arm)
     if not args.no_save:
         check_can_save(bpy.data.filepath)
+    if args.command == "clear":
+        cleared = api.clear_character(arm)
+        if not args.no_save:
+            save_verified(meshes[0].name)
+        return {"armature": arm.name, "cleared": cleared, **({"saved": bpy.data.filepath} if not args.no_save else {})}
     overrides = {st.name: getattr(args, st.name, None) for st in SETTINGS}
     overrides["output"] = OUTPUT_NAMES[args.output]
     if args.poses is not None:

@@ -351,6 +351,27 @@ class SKINMODES_OT_clear_bake(bpy.types.Operator):
         return {"FINISHED"}
 
 
+class SKINMODES_OT_clear_character(bpy.types.Operator):
+    """Remove the baked secondary motion of every mesh of the active mesh's armature"""
+
+    bl_idname = "skinmodes.clear_character"
+    bl_label = "Clear Character"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        obj = context.active_object
+        return obj is not None and obj.type == "MESH" and armature_modifier(obj) is not None
+
+    @reports_errors()
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        cleared = [m for m in character_meshes(active_mesh(context)) if settings(m).bake_kind]
+        for mesh in cleared:
+            clear_bake(mesh)
+        self.report({"INFO"}, f"cleared {len(cleared)} meshes")
+        return {"FINISHED"}
+
+
 def _session(context: bpy.types.Context, op: bpy.types.Operator):
     """The active object's session, for an operator that writes one value per vertex of its mesh."""
     obj = active_mesh(context)
@@ -653,6 +674,7 @@ CLASSES = (
     SKINMODES_OT_compute_modes,
     SKINMODES_OT_bake,
     SKINMODES_OT_bake_character,
+    SKINMODES_OT_clear_character,
     SKINMODES_OT_clear_bake,
     SKINMODES_OT_create_mask,
     SKINMODES_OT_toggle_rigid_pieces,

@@ -212,8 +212,8 @@ class SKINMODES_PT_output(_Panel, bpy.types.Panel):
             col.label(text=f"Default: {default_cache_dir()}", icon="PREFERENCES")
         col.operator("skinmodes.bake", icon="RENDER_ANIMATION")
         obj = active_mesh(context)
-        mod = armature_modifier(obj)
-        if mod is not None and len(character_meshes(obj)) > 1:  # several meshes on its armature
+        several = armature_modifier(obj) is not None and len(character_meshes(obj)) > 1
+        if several:  # several meshes on its armature
             col.operator("skinmodes.bake_character", icon="OUTLINER_OB_ARMATURE")
         if s.bake_kind:
             box = col.box()
@@ -224,6 +224,8 @@ class SKINMODES_PT_output(_Panel, bpy.types.Panel):
             if s.bake_warning:
                 box.label(text=s.bake_warning, icon="ERROR")
             box.operator("skinmodes.clear_bake", icon="TRASH")
+            if several:
+                box.operator("skinmodes.clear_character", icon="TRASH")
 
 
 def blend_line(obj: bpy.types.Object, frame: int) -> str | None:

@@ -255,6 +255,10 @@ def test_the_command_line_bakes_every_mesh_of_an_armature(dev_zip, platformer_sh
     assert [s["object"] for s in summary["objects"]] == list(MESHES)
     assert all(Path(s["files"][0]).exists() for s in summary["objects"])
     assert len({s["character_size"] for s in summary["objects"]}) == 1  # one body
+    out = run_cli(dev_zip, tmp_path, "clear", "--blend", str(platformer_shot), "--armature", "CharacterArmature")
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1])["cleared"] == list(MESHES)
+    assert not any(Path(s["files"][0]).exists() for s in summary["objects"])
 
 
 def test_a_failing_mesh_leaves_the_whole_character_as_it_was(dev_zip, platformer_shot, tmp_path):
@@ -504,3 +508,6 @@ def test_bake_character_in_the_panel_bakes_every_mesh_or_none(addon, tmp_path):
     assert bpy.ops.skinmodes.bake_character() == {"FINISHED"}
     assert all(bpy.data.objects[n].skinmodes.bake_kind == "PC2" for n in MESHES)
     assert len(list(tmp_path.rglob("*.pc2"))) == len(MESHES)
+    assert operators(draw(bpy, addon.ui.SKINMODES_PT_output.draw))[-1] == "skinmodes.clear_character"
+    assert bpy.ops.skinmodes.clear_character() == {"FINISHED"}
+    assert not any(bpy.data.objects[n].skinmodes.bake_kind for n in MESHES) and not list(tmp_path.rglob("*.pc2"))

@@ -522,6 +522,34 @@ def _near_group(meshes: list[bpy.types.Object], start: int) -> np.ndarray:
     return reached
 
 
+def rig_notes(obj: bpy.types.Object, binding: RigBinding) -> list[str]:
+    """One line each for what the simulation of ``obj`` reads differently from its stack (issue 38):
+    the body it is simulated as, Preserve Volume, Armature modifiers after the first."""
+    notes = []
+    if binding.members:
+        others = ", ".join(f"'{n}'" for n in binding.members if n != obj.name)
+        notes.append(f"simulated with {others} as one body (Whole Character)")
+    for name in binding.members or (obj.name,):
+        mesh = bpy.data.objects.get(name)
+        if mesh is None:
+            continue
+        mods = [m for m in mesh.modifiers if m.type == "ARMATURE" and m.show_viewport]
+        if not mods:
+            continue
+        if cast(bpy.types.ArmatureModifier, mods[0]).use_deform_preserve_volume:
+            notes.append(
+                f"the Armature modifier of '{name}' preserves volume (dual quaternions); the jiggle is simulated "
+                "for linear blending and added to it, so a twisted joint may swell a little: turn Preserve "
+                "Volume off for an exact match"
+            )
+        if len(mods) > 1:
+            notes.append(
+                f"'{name}' has {len(mods)} Armature modifiers; only the first, '{mods[0].name}', drives the "
+                "jiggle (the others still deform it on playback)"
+            )
+    return notes
+
+
 def character_meshes(obj: bpy.types.Object) -> list[bpy.types.Object]:
     """Every mesh of the scene deformed by ``obj`` (an armature) or by ``obj``'s armature (a mesh), by name:
     what Bake Character bakes; a mesh without an armature is its own character."""

@@ -20,6 +20,7 @@ from ..character import (
     check_stable_topology,
     is_object_rig,
     nan_weights_error,
+    rig_notes,
     sample_rig,
     vertex_group_weights,
 )
@@ -73,6 +74,7 @@ class SessionRequest:
     snapshot: tuple[object, ...]
     poses: tuple[PoseRequest, ...] = ()
     pose_reach: float = 0.0  # > 0: the contact poses' RBF weights get local support (Local Blend)
+    notes: tuple[str, ...] = ()  # what the reader found worth saying (character.rig_notes)
 
 
 def read_poses(
@@ -195,4 +197,5 @@ def read_request(
         snapshot=settings_snapshot(s),
         poses=poses,
         pose_reach=REACH if s.pose_local_blend else 0.0,
+        notes=tuple(rig_notes(obj, binding)),
     )

@@ -181,6 +181,8 @@ def install_session(
             log(line)
         if request.cache_note:
             log(request.cache_note)
+        for line in request.notes:
+            log(line)
     session = Session(
         object_name=obj.name,
         binding=request.binding,

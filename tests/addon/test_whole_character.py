@@ -89,6 +89,25 @@ def test_every_mesh_bakes_its_own_cache_of_one_body(baked):
     assert len(set(maxima.values())) == 1, maxima
     files = {s["files"][0] for _, _, s, _ in baked.values()}
     assert len(files) == len(MESHES)
+    # The summary says which body: the head's names the other three.
+    head = baked["Head"][2]["messages"]
+    assert "simulated with 'Arms', 'Body', 'Ears' as one body (Whole Character)" in head, head
+
+
+def test_preserve_volume_and_a_second_armature_modifier_are_said(addon):
+    import bpy
+
+    _load(bpy)
+    head = bpy.data.objects["Head"]
+    head.modifiers[0].use_deform_preserve_volume = True
+    second = head.modifiers.new("Armature.001", "ARMATURE")
+    second.object = head.modifiers[0].object
+    _, binding = addon.character.read_character(
+        head, head.skinmodes, bpy.context.scene, bpy.context.scene.frame_current
+    )
+    notes = addon.character.rig_notes(head, binding)
+    assert any("preserves volume" in n and "'Head'" in n for n in notes), notes
+    assert any("'Head' has 2 Armature modifiers" in n for n in notes), notes
 
 
 def test_the_head_moves_and_the_ears_move_alike(baked):

@@ -37,6 +37,7 @@ from . import (
     side_by_side,
     table1,
     wheremoves,
+    whole_characters,
 )
 from .common import BENCH, Context, cpu_name, jsonable, machine_info, write_json
 from .peers.pinning import pin_threads
@@ -55,6 +56,7 @@ SECTIONS = {
     "contact": contact.run,
     # The last four import bpy into this process, so they run after the others.
     "characters": characters.run,
+    "whole_characters": whole_characters.run,
     "wheremoves": wheremoves.run,
     "flesh": flesh.run,
     "convergence": convergence.run,

@@ -397,6 +397,7 @@ SELF_REPORTING = (
     "rotstrain",
     "contact",
     "wheremoves",
+    "whole_characters",
     "flesh",
     "convergence",
 )

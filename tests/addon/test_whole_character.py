@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 from testkit import real_characters as rc
+from testkit.dressed import TORSO, dominant_groups, dress
 from tests.addon.helpers import run_cli
 
 pytestmark = pytest.mark.slow
@@ -343,77 +344,6 @@ def test_the_panel_lists_the_characters_meshes_each_with_its_switch(addon):
 # ------------------------------------------------------------------ layers: a shirt over the fox, eyes in its head
 
 
-def _dominant(obj):
-    """(k,) the name of each vertex's heaviest group ('' for none); one pass at set-up."""
-    names = {g.index: g.name for g in obj.vertex_groups}
-    return np.array([names[max(v.groups, key=lambda g: g.weight).group] if v.groups else "" for v in obj.data.vertices])
-
-
-TORSO = {"b_Hip_01", "b_Spine01_02", "b_Spine02_03"}
-
-
-def _dress(bpy, fox, arm, size):
-    """A studio's layers on the fox, each its own mesh on the fox's armature:
-
-    - "shirt": the torso's faces (spine and hip bones), 0.3 % of the size out along their normals, with the
-      fox's weights (a garment fitted over the body, as a cloth layer is modelled);
-    - "eyes": a sphere of radius 1 % of the size inside the head, as far from its flesh's centre toward its
-      farthest vertex (the snout) as it stays whole inside, bound to the head bone (an eyeball in its socket).
-    Returns the shirt's source vertex on the fox for each of its vertices."""
-    import bmesh
-
-    torso = TORSO
-    dom = _dominant(fox)
-    shirt = fox.copy()
-    shirt.data = fox.data.copy()
-    shirt.name = "shirt"
-    shirt.modifiers.clear()
-    mod = shirt.modifiers.new("Armature", "ARMATURE")
-    mod.object = arm
-    bpy.context.scene.collection.objects.link(shirt)
-    bm = bmesh.new()
-    bm.from_mesh(shirt.data)
-    bm.verts.ensure_lookup_table()
-    source = bm.verts.layers.int.new("source")
-    for v in bm.verts:
-        v[source] = v.index
-    bmesh.ops.delete(bm, geom=[f for f in bm.faces if not all(dom[v.index] in torso for v in f.verts)], context="FACES")
-    bm.normal_update()
-    for v in bm.verts:
-        v.co += v.normal * (0.003 * size)
-    src = np.array([v[source] for v in bm.verts])
-    bm.to_mesh(shirt.data)
-    bm.free()
-    co = np.array([v.co[:] for v in fox.data.vertices])
-    from core.geometry.winding import winding_numbers
-
-    flesh = co[dom == "b_Head_05"]
-    centre = flesh.mean(axis=0)
-    tip = flesh[np.argmax(np.linalg.norm(flesh - centre, axis=1))]
-    mesh = bpy.data.meshes.new("eyes")
-    bm = bmesh.new()
-    bmesh.ops.create_uvsphere(bm, u_segments=12, v_segments=8, radius=0.01 * size)
-    bm.to_mesh(mesh)
-    bm.free()
-    ball = np.array([v.co[:] for v in mesh.vertices])
-    tris = np.array([t.vertices[:] for t in fox.data.loop_triangles])
-    # As far toward the snout as the whole ball stays inside the head: where a socket would be.
-    head = next(
-        p
-        for p in (centre + t * (tip - centre) for t in (0.5, 0.4, 0.3, 0.2, 0.1, 0.0))
-        if (np.abs(winding_numbers(co, tris, ball + p)) > 0.5).all()
-    )
-    eyes = bpy.data.objects.new("eyes", mesh)
-    bpy.context.scene.collection.objects.link(eyes)
-    eyes.matrix_world = fox.matrix_world
-    mesh.transform(__import__("mathutils").Matrix.Translation(head))
-    group = eyes.vertex_groups.new(name="b_Head_05")
-    group.add(range(len(mesh.vertices)), 1.0, "REPLACE")
-    mod = eyes.modifiers.new("Armature", "ARMATURE")
-    mod.object = arm
-    return src
-
-
 def _clip(bpy, loaded, objs):
     """Per object, (frames, k, 3) world positions baked and rig-only."""
     baked: dict[str, list] = {o.name: [] for o in objs}
@@ -434,13 +364,13 @@ def dressed(addon, tmp_path_factory):
 
     loaded = rc.load(bpy, replace(rc.spec("fox"), actions=("Run",)))
     fox, arm = loaded.obj, loaded.armature
-    src = _dress(bpy, fox, arm, float(np.linalg.norm(np.array(fox.dimensions))))
+    src = dress(bpy, fox, arm, float(np.linalg.norm(np.array(fox.dimensions))))
     bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path_factory.mktemp("dressed") / "dressed.blend"))
     out = addon.api.bake_character(arm, frames=(loaded.start, loaded.end))
     objs = [bpy.data.objects[n] for n in ("fox", "shirt", "eyes")]
     baked, rig = _clip(bpy, loaded, objs)
     tris = np.array([t.vertices[:] for t in fox.data.loop_triangles])
-    return baked, rig, src, float(out[0]["character_size"]), out, _dominant(fox), tris
+    return baked, rig, src, float(out[0]["character_size"]), out, dominant_groups(fox), tris
 
 
 def test_the_layers_are_one_body_with_the_fox(dressed):

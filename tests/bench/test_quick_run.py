@@ -26,6 +26,7 @@ SECTIONS = {
     "table1",
     "meshing",
     "characters",
+    "whole_characters",
     "blender",
     "physskin",
     "posespace",
@@ -265,3 +266,13 @@ def test_convergence_measures_iterations_caps_and_the_stepped_wobble(quick_run):
             assert 0 < d["mean_iterations"] <= d["max_iterations"] and d["ms_per_step"] > 0
             assert 0.0 <= d["error_vs_converged"] < 0.1
         assert m["wobble_hz"] > 0 and m["damping_ratio"] > 0
+
+
+def test_whole_characters_time_one_body_and_each_mesh_alone(quick_run):
+    """Issue 38's section: the platformer's four meshes, as one body and each alone, both bake and jiggle."""
+    _, out = quick_run
+    rows = json.loads((out / "results.json").read_text())["sections"]["whole_characters"]["rows"]
+    assert [r["whole"] for r in rows] == [True, False]
+    for r in rows:
+        assert r["meshes"] == ["Arms", "Body", "Ears", "Head"] and r["bake_s"] > 0 and r["first_jiggle_s"] > 0
+    assert len(rows[0]["sizes"]) == 1 and len(rows[1]["sizes"]) == 4  # one body, four bodies

@@ -185,26 +185,25 @@ def _report_bake(op: bpy.types.Operator, job: BakeJob) -> None:
         op.report({"INFO"}, f"baked {job.frames_done} frames in {job.seconds:.1f} s")
 
 
-class SKINMODES_OT_bake(bpy.types.Operator):
-    """Simulate the frame range and bake the secondary motion (Esc cancels and changes nothing)"""
-
-    bl_idname = "skinmodes.bake"
-    bl_label = "Bake Secondary Motion"
-    bl_options = {"REGISTER", "UNDO"}
-
-    output: bpy.props.EnumProperty(  # type: ignore[valid-type]
+def _output_property() -> Any:
+    return bpy.props.EnumProperty(
         name="Output",
         items=[("SETTINGS", "From Settings", ""), ("PC2", "Point Cache", ""), ("SHAPE_KEYS", "Shape Keys", "")],
         default="SETTINGS",
     )
 
+
+class _BakeModal:
+    """The bake operators' work: a job run in slices from a timer (Esc cancels), or at once without a window.
+
+    A mixin, not an operator: Blender registers each operator class on its own, and a registered operator
+    must not be the base of another."""
+
+    output: str
+    report: Any
     _job: BakeJob | None = None
     _steps = None
     _timer = None
-
-    @classmethod
-    def poll(cls, context: bpy.types.Context) -> bool:
-        return _skinned_mesh_poll(cls, context)
 
     def _make_job(self, context: bpy.types.Context) -> BakeJob:
         out = None if self.output == "SETTINGS" else self.output
@@ -214,7 +213,7 @@ class SKINMODES_OT_bake(bpy.types.Operator):
     def execute(self, context: bpy.types.Context) -> set[str]:
         """Synchronous bake (headless, scripts)."""
         job = self._make_job(context).run()
-        _report_bake(self, job)
+        self._report(job)
         return {"FINISHED"}
 
     @reports_errors("bake")
@@ -228,7 +227,7 @@ class SKINMODES_OT_bake(bpy.types.Operator):
         return f"Baking secondary motion: frame {job.start + job.frames_done - 1} of {job.end}… Esc to cancel"
 
     def _report(self, job: BakeJob) -> None:
-        _report_bake(self, job)
+        _report_bake(cast(bpy.types.Operator, self), job)
 
     def _start_modal(self, context: bpy.types.Context, job: BakeJob) -> set[str]:
         """Run ``job`` from this operator's modal: progress bar, a timer for the slices, the handler, the status."""
@@ -237,7 +236,7 @@ class SKINMODES_OT_bake(bpy.types.Operator):
         wm = context.window_manager
         wm.progress_begin(0, 100)
         self._timer = wm.event_timer_add(0.001, window=context.window)
-        wm.modal_handler_add(self)
+        wm.modal_handler_add(cast(bpy.types.Operator, self))
         context.workspace.status_text_set("Baking secondary motion… Esc to cancel")
         return {"RUNNING_MODAL"}
 
@@ -295,22 +294,51 @@ class SKINMODES_OT_bake(bpy.types.Operator):
                 self._finish(context)
 
 
-class SKINMODES_OT_bake_character(SKINMODES_OT_bake):
-    """Bake every mesh of the active mesh's armature, each into its own cache, from the one body they are
-    simulated as (Whole Character); all simulate before any bake is replaced: Esc or a failure changes nothing"""
+def _character_poll(cls: type, context: bpy.types.Context) -> bool:
+    """A character is active: an armature that deforms a mesh of the scene, or a mesh with an armature."""
+    obj = context.active_object
+    if obj is None or context.mode != "OBJECT" or obj.type not in ("MESH", "ARMATURE"):
+        cls.poll_message_set("Select an armature or one of its meshes in Object Mode")  # type: ignore[attr-defined]
+        return False
+    if obj.type == "MESH" and armature_modifier(obj) is None:
+        cls.poll_message_set("The mesh has no armature: it is its own character; use Bake Secondary Motion")  # type: ignore[attr-defined]
+        return False
+    if obj.type == "ARMATURE" and not any(
+        (m := armature_modifier(o)) is not None and m.object == obj for o in context.scene.objects
+    ):
+        cls.poll_message_set("The armature deforms no mesh of this scene")  # type: ignore[attr-defined]
+        return False
+    return True
+
+
+class SKINMODES_OT_bake(_BakeModal, bpy.types.Operator):
+    """Simulate the frame range and bake the secondary motion (Esc cancels and changes nothing)"""
+
+    bl_idname = "skinmodes.bake"
+    bl_label = "Bake Secondary Motion"
+    bl_options = {"REGISTER", "UNDO"}
+
+    output: _output_property()  # type: ignore[valid-type]
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        return _skinned_mesh_poll(cls, context)
+
+
+class SKINMODES_OT_bake_character(_BakeModal, bpy.types.Operator):
+    """Bake every mesh of the active armature (or the active mesh's), each into its own cache, from the one
+    body they are simulated as (Whole Character); all simulate before any bake is replaced: Esc or a failure
+    changes nothing"""
 
     bl_idname = "skinmodes.bake_character"
     bl_label = "Bake Character"
     bl_options = {"REGISTER", "UNDO"}
 
+    output: _output_property()  # type: ignore[valid-type]
+
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
-        if not _skinned_mesh_poll(cls, context):
-            return False
-        if armature_modifier(cast(bpy.types.Object, context.active_object)) is None:
-            cls.poll_message_set("The mesh has no armature: it is its own character; use Bake Secondary Motion")  # type: ignore[attr-defined]
-            return False
-        return True
+        return _character_poll(cls, context)
 
     def _make_job(self, context: bpy.types.Context) -> BakeJob:
         out = None if self.output == "SETTINGS" else self.output
@@ -352,7 +380,7 @@ class SKINMODES_OT_clear_bake(bpy.types.Operator):
 
 
 class SKINMODES_OT_clear_character(bpy.types.Operator):
-    """Remove the baked secondary motion of every mesh of the active mesh's armature"""
+    """Remove the baked secondary motion of every mesh of the active armature (or the active mesh's)"""
 
     bl_idname = "skinmodes.clear_character"
     bl_label = "Clear Character"
@@ -360,8 +388,7 @@ class SKINMODES_OT_clear_character(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
-        obj = context.active_object
-        return obj is not None and obj.type == "MESH" and armature_modifier(obj) is not None
+        return _character_poll(cls, context)
 
     @reports_errors()
     def execute(self, context: bpy.types.Context) -> set[str]:

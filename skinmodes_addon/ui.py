@@ -56,18 +56,60 @@ def draw_character(
 ) -> None:
     """Whole Character, and the armature's meshes with each one's switch (issue 38): the meshes switched on
     and touching are simulated as one body; a mesh switched off is simulated alone."""
-    s = settings(obj)
-    meshes = sorted(
-        (o for o in context.scene.objects if (m := armature_modifier(o)) is not None and m.object == arm),
-        key=lambda o: o.name,
-    )  # objects, not vertices
+    meshes = armature_meshes(context, arm)
     if len(meshes) < 2:
         return
-    layout.prop(s, "whole_character")
+    layout.prop(settings(obj), "whole_character")
+    draw_mesh_list(layout, meshes, obj)
+
+
+def armature_meshes(context: bpy.types.Context, arm: bpy.types.Object) -> list[bpy.types.Object]:
+    """The scene's meshes ``arm`` deforms, by name (objects, not vertices: a draw can afford it)."""
+    return sorted(
+        (o for o in context.scene.objects if (m := armature_modifier(o)) is not None and m.object == arm),
+        key=lambda o: o.name,
+    )
+
+
+def draw_mesh_list(layout: bpy.types.UILayout, meshes: list[bpy.types.Object], active: bpy.types.Object) -> None:
+    """Each mesh with its Whole Character switch, the active one marked."""
     col = layout.box().column(align=True)
     for o in meshes:
         row = col.row(align=True)
-        row.prop(settings(o), "whole_character", text=o.name, icon="MESH_DATA" if o != obj else "RESTRICT_SELECT_OFF")
+        if o == active:
+            row.prop(settings(o), "whole_character", text=o.name, icon="RESTRICT_SELECT_OFF")
+        else:
+            row.prop(settings(o), "whole_character", text=o.name, icon="MESH_DATA")
+
+
+class SKINMODES_PT_armature(bpy.types.Panel):
+    """With the armature selected, the character it deforms: its meshes, Bake Character, Clear Character."""
+
+    bl_label = "Secondary Motion"
+    bl_idname = "SKINMODES_PT_armature"
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = "Secondary Motion"
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        obj = context.active_object
+        return obj is not None and obj.type == "ARMATURE"
+
+    def draw(self, context: bpy.types.Context) -> None:
+        layout = cast(bpy.types.UILayout, self.layout)
+        arm = cast(bpy.types.Object, context.active_object)
+        meshes = armature_meshes(context, arm)
+        layout.label(text=f"Character: {arm.name}", icon="ARMATURE_DATA")
+        if not meshes:
+            layout.label(text="It deforms no mesh of this scene", icon="INFO")
+            return
+        layout.label(text="Meshes (switched on: one body)")
+        draw_mesh_list(layout, meshes, arm)
+        layout.operator("skinmodes.bake_character", icon="RENDER_ANIMATION")
+        if any(settings(m).bake_kind for m in meshes):
+            layout.operator("skinmodes.clear_character", icon="TRASH")
+        layout.label(text="Select a mesh for its settings")
 
 
 class SKINMODES_PT_material(_Panel, bpy.types.Panel):
@@ -320,6 +362,7 @@ CLASSES = (
     SKINMODES_PT_output,
     SKINMODES_PT_inspect,
     SKINMODES_PT_contact,
+    SKINMODES_PT_armature,
 )
 
 

@@ -266,8 +266,19 @@ def bake_modal(addon, creature, tmp_path, monkeypatch):
         seen.op = Recording(self, seen.lines)
         return self._start_modal(seen.ui, self._make_job(context))
 
-    wanted = ("_make_job", "_start_modal", "modal", "cancel", "_finish", "_job", "_steps", "_timer")
-    methods = {k: v for k, v in vars(base).items() if k in wanted}
+    wanted = (
+        "_make_job",
+        "_start_modal",
+        "modal",
+        "cancel",
+        "_finish",
+        "_status",
+        "_report",
+        "_job",
+        "_steps",
+        "_timer",
+    )
+    methods = {k: getattr(base, k) for k in wanted}  # from the operator's mixin, _BakeModal
     output = bpy.props.EnumProperty(items=[("SETTINGS", "From Settings", ""), ("PC2", "Point Cache", "")])
     members = {**methods, "bl_idname": "skinmodes.test_bake", "bl_label": base.bl_label, "execute": execute}
     cls = type("SKINMODES_OT_test_bake", (bpy.types.Operator,), {**members, "__annotations__": {"output": output}})

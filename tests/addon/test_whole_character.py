@@ -460,3 +460,21 @@ def test_bake_character_in_the_panel_bakes_every_mesh_or_none(addon, tmp_path):
     assert operators(draw(bpy, addon.ui.SKINMODES_PT_output.draw))[-1] == "skinmodes.clear_character"
     assert bpy.ops.skinmodes.clear_character() == {"FINISHED"}
     assert not any(bpy.data.objects[n].skinmodes.bake_kind for n in MESHES) and not list(tmp_path.rglob("*.pc2"))
+
+
+def test_with_the_armature_selected_the_panel_shows_the_character(addon):
+    """Issue 38: select the armature, and the sidebar shows its character: the meshes with their switches,
+    Bake Character; the operators run from the armature too (here: the poll)."""
+    import bpy
+
+    from tests.addon.test_ui import draw, operators, props, texts
+
+    loaded, _ = _load(bpy)
+    bpy.context.view_layer.objects.active = loaded.armature
+    assert addon.ui.SKINMODES_PT_armature.poll(bpy.context)
+    assert not addon.ui.SKINMODES_PT_main.poll(bpy.context)
+    drawn = draw(bpy, addon.ui.SKINMODES_PT_armature.draw)
+    assert texts(drawn)[0] == "Character: CharacterArmature"
+    assert props(drawn) == ["whole_character"] * len(MESHES)
+    assert operators(drawn) == ["skinmodes.bake_character"]
+    assert bpy.ops.skinmodes.bake_character.poll()

@@ -702,11 +702,19 @@ def read_character(
         span=(int(offsets[i]), int(offsets[i + 1])) if whole else None,
     )
     if settings.planted_feet:
-        params = rig_samples(obj, binding, scene, settings.frame_range(scene), start_frame)
+        params = planted_samples(obj, binding, scene, settings, start_frame)
         # The floor is the Ground setting's height (world Z, scene units), also when Ground contact is off.
         floor = unit * float(settings.ground_height)
         inp = replace(inp, planted=planted_vertices(inp.rest, inp.bone_weights, params, floor=floor))
     return inp, binding
+
+
+def planted_samples(
+    obj: bpy.types.Object, binding: RigBinding, scene: bpy.types.Scene, settings: SkinmodesSettings, rest_frame: int
+) -> np.ndarray:
+    """(f, 12 b) the rig over the settings' frame range, sampled to find what the animation plants on the
+    ground (:func:`rig_samples`): one read for a character's and an object rig's Planted Feet."""
+    return rig_samples(obj, binding, scene, settings.frame_range(scene), rest_frame)
 
 
 def painted_masks(

@@ -49,8 +49,8 @@ from .character import (
     is_object_rig,
     matrix,
     painted_masks,
+    planted_samples,
     read_character,
-    rig_samples,
     triangles,
     vertex_positions,
 )
@@ -104,8 +104,9 @@ def read_object(
     )
     binding = RigBinding(armature="", bones=(), root=True, rest_map=G, unit=unit)
     if settings.planted_feet:
-        params = rig_samples(obj, binding, scene, settings.frame_range(scene), start_frame)
-        inp = replace(inp, planted=resting_vertices(inp.rest, params))
+        inp = replace(
+            inp, planted=resting_vertices(inp.rest, planted_samples(obj, binding, scene, settings, start_frame))
+        )
     return inp, binding
 
 

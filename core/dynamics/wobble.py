@@ -55,9 +55,14 @@ def natural_frequencies(model: ReducedModel, arap: bool, count: int = 1) -> np.n
 
 def stiffness_scale(omega0: float, wobble_hz: float) -> float:
     """kappa that moves the slowest angular frequency omega0 (rad/s) to ``wobble_hz``."""
+    check_wobble(wobble_hz)
+    return float((2.0 * np.pi * wobble_hz / omega0) ** 2)
+
+
+def check_wobble(wobble_hz: float) -> None:
+    """Refuse, in one line, a Wobble that is not a positive number (both of this module's uses of it)."""
     if not (np.isfinite(wobble_hz) and wobble_hz > 0):
         raise SimulationError(f"wobble frequency {wobble_hz:g} Hz must be positive; try 2-6 Hz")
-    return float((2.0 * np.pi * wobble_hz / omega0) ** 2)
 
 
 def scaled_frequency(omega0: float, kappa: float, times: float = 1.0) -> float:
@@ -100,8 +105,7 @@ def implicit_euler_controls(
     for the caller to report.  Exact for the slowest mode only: the damping is
     mass-proportional, and every mode has its own numerical damping.
     """
-    if not (np.isfinite(wobble_hz) and wobble_hz > 0):
-        raise SimulationError(f"wobble frequency {wobble_hz:g} Hz must be positive; try 2-6 Hz")
+    check_wobble(wobble_hz)
     if not (np.isfinite(damping_ratio) and damping_ratio >= 0):
         raise SimulationError(f"damping ratio {damping_ratio:g} must be zero or positive; try 0.1-0.5")
     h = float(time_step)

@@ -241,9 +241,10 @@ def bake_summary(job: BakeJob) -> dict[str, Any]:
         "max_offset_percent": round(100.0 * job.max_offset, 3),
         # The size every share above is of (the panel's Character Size): twice the largest distance of
         # the simulated volume from its centre, in scene units; it does not change as the character turns.
-        "character_size": float(job.session.ensure_simulation().size),
-        # Solver iterations per step (mean, max, at the cap) and the frames whose steps stopped unconverged.
-        "solver": job.session.ensure_simulation().solver_stats(),
+        "character_size": float(job.simulation.size),
+        # Solver iterations per step (mean, max, at the cap) and the frames whose steps stopped unconverged
+        # (a character's meshes report the one simulation of their body).
+        "solver": job.simulation.solver_stats(),
         # The training poses the bake blended: frame and the tet vertices held still there.
         "poses": [] if ps is None else [[f, c] for f, c in zip(ps.frames[1:], ps.contacts[1:])],
     }

@@ -1,7 +1,8 @@
 """Bake every mesh of a character (issue 38): all simulate first, then all commit.
 
-Each mesh has its own :class:`~.job.BakeJob` (its own cache file, modifier or shape keys), and each
-simulates the one body it belongs to (Whole Character, ``character.read_character``).  The jobs' frames run
+Each mesh has its own :class:`~.job.BakeJob` (its own cache file, modifier or shape keys), and each bakes
+the one body it belongs to (Whole Character, ``character.read_character``): the first of a body's meshes
+simulates it, and the others with the same settings read its offsets (``Session.share_key``).  The jobs' frames run
 one job after the other, each writing aside (a ``.partial`` file, offsets in memory); only when every job
 has run do they commit, in order.  So a failure or Esc while any mesh simulates leaves every mesh as it was.
 A commit that fails after others succeeded (a full disk between two renames) leaves the earlier meshes baked
@@ -16,7 +17,7 @@ import bpy
 
 from ..core.errors import SkinmodesError
 from ..session.signals import raise_if_stopped
-from .job import BakeJob
+from .job import BakeJob, SharedBody
 
 
 class CharacterBake:
@@ -34,8 +35,13 @@ class CharacterBake:
     ) -> None:
         if not meshes:
             raise SkinmodesError("the character has no mesh to bake")
-        # Every job is made (and so every mesh checked: output, folder, room) before any simulates.
-        self.jobs = [BakeJob(context, m, output=output, frames=frames, keep_previous=keep_previous) for m in meshes]
+        # Every job is made (and so every mesh checked: output, folder, room) before any simulates.  The meshes
+        # of one body with the same settings simulate it once: the first, and the others read its offsets.
+        shared: dict[tuple[object, ...], SharedBody] = {}
+        self.jobs = [
+            BakeJob(context, m, output=output, frames=frames, keep_previous=keep_previous, shared=shared)
+            for m in meshes
+        ]
         self.current = self.jobs[0]
         self.committed: list[BakeJob] = []
 

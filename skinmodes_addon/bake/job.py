@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Generator
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import bpy
 import numpy as np
@@ -78,6 +80,15 @@ def rig_follows_mesh(obj: bpy.types.Object, armature: str) -> str:
     return ""
 
 
+@dataclass
+class SharedBody:
+    """A whole character's simulation shared by its meshes' bakes: the body's offsets per frame (n, 3) and
+    the simulation that produced them (its warnings, its max offset, its solver figures)."""
+
+    offsets: dict[int, np.ndarray] = field(default_factory=dict)
+    simulation: Any = None
+
+
 class BakeJob:
     """Bake ``obj`` over its frame range; iterate :meth:`steps`, then :meth:`commit` (or :meth:`cancel`)."""
 
@@ -88,8 +99,12 @@ class BakeJob:
         output: str | None = None,
         frames: tuple[int, int] | None = None,
         keep_previous: bool = False,
+        shared: dict[tuple[object, ...], SharedBody] | None = None,
     ) -> None:
         self.scene = scene_of(context)
+        # A whole character's bakes (bake/character_job.py): the body's offsets, simulated by the first of its
+        # meshes and read by the others (Session.share_key).
+        self._shared = shared
         # A test bake (the command line's --no-save): never overwrite or delete the file the saved .blend plays.
         self.keep_previous = keep_previous
         self.obj = obj
@@ -114,6 +129,7 @@ class BakeJob:
         self._closed = False
         self._gen: Generator[float, None, None] | None = None
         self._travel: TravelKeys | None = None  # the gait's travel keyed on the object (Travel: On the Object)
+        self.simulation: Any = None  # the FrameSimulation that simulated the frames (a shared body's: the first mesh's)
         # Refuse impossible requests before any heavy work.
         check_object(obj)
         if wants_keys(obj):
@@ -233,6 +249,8 @@ class BakeJob:
         buf = np.empty(3 * k, dtype=np.float32)
         # The modifiers after the Armature modifier are muted: the evaluated mesh is its output, the
         # mesh the simulation deforms; on playback they act on it with the offsets added.
+        key = session.share_key() if self._shared is not None else None
+        body = None if key is None or self._shared is None else self._shared.setdefault(key, SharedBody())
         with busy(), outputs_muted(self.obj), armature_output(self.obj):
             for f in range(self.start, self.end + 1):
                 raise_if_stopped()
@@ -240,7 +258,7 @@ class BakeJob:
                 self.scene.frame_set(f)
                 session.record(f, depsgraph)
                 self._solving = True
-                offsets = session.offsets_local(f)
+                offsets = session.offsets_local(f, None if body is None else body.offsets)
                 self._solving = False
                 if self._travel is not None:
                     offsets = travel_cache(self._travel, self.obj, session, f, depsgraph, offsets)
@@ -259,8 +277,13 @@ class BakeJob:
                 if (10 * self.frames_done) // self.total != (10 * (self.frames_done - 1)) // self.total:
                     report_progress("baking frames", self.frames_done / self.total)  # every tenth
                 yield self.frames_done / self.total
-        self.warnings = list(session.ensure_simulation().warnings)
-        self.max_offset = session.ensure_simulation().max_offset
+        simulation = session.ensure_simulation()
+        if body is not None and body.simulation is None:
+            body.simulation = simulation  # the one that simulated the frames: its guard and its figures
+        ran = simulation if body is None or body.simulation is None else body.simulation
+        self.warnings = list(ran.warnings)
+        self.max_offset = ran.max_offset
+        self.simulation = ran
         still = still_note(self.obj.name, session.binding, session.rig, self.start, self.end)
         if still and not session.gait:  # an object rig that never moves and plays no gait: its bake is its rest shape
             self.messages.append(still)

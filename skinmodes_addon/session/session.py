@@ -138,13 +138,30 @@ class Session:
             return self.rig[frame]
         return self.rig[min(max(frame, min(self.rig)), max(self.rig))]
 
-    def offsets_local(self, frame: int) -> np.ndarray:
-        """Object-space secondary offsets (k, 3) of the render vertices at ``frame``."""
+    def offsets_local(self, frame: int, body: dict[int, np.ndarray] | None = None) -> np.ndarray:
+        """Object-space secondary offsets (k, 3) of the render vertices at ``frame``.
+
+        body: a whole character's offsets per frame (n, 3), shared by its meshes' bakes (``share_key``): read
+        from it when it has the frame, else simulated and added to it.
+        """
         if frame < self.start or frame > self.end:
             return np.zeros((self.vertex_count, 3))
-        with one_blas_thread():  # the solver's small dense steps: threads only add hand-offs
-            u = self.binding.own(self.ensure_simulation().offsets(frame))
-        return u @ self.to_local[frame].T.astype(np.float32)
+        if body is not None and frame in body:
+            u = body[frame]
+        else:
+            with one_blas_thread():  # the solver's small dense steps: threads only add hand-offs
+                u = self.ensure_simulation().offsets(frame)
+            if body is not None:
+                body[frame] = u
+        return self.binding.own(u) @ self.to_local[frame].T.astype(np.float32)
+
+    def share_key(self) -> tuple[object, ...] | None:
+        """What makes two meshes' bakes the same simulation: a whole character's members with the same
+        inputs (the session key), the same body in the same frame, and no animated controls (each mesh
+        keys its own); None when the bake must simulate on its own."""
+        if not self.binding.frame_object or controls_of(bpy.data.objects[self.object_name]) is not None:
+            return None
+        return (self.key, self.binding.frame_object, self.binding.members)
 
     @property
     def vertex_count(self) -> int:

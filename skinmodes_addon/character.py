@@ -593,8 +593,21 @@ class _Part:
     world: np.ndarray
 
 
-def _read_part(obj: bpy.types.Object, bones: list[str], settings: SkinmodesSettings) -> _Part:
-    """One mesh as its Armature modifier receives it (the current frame), weights of ``bones``."""
+def _read_part(obj: bpy.types.Object, bones: list[str], settings: SkinmodesSettings, baked: str) -> _Part:
+    """One mesh as its Armature modifier receives it (the current frame), weights of ``bones``, masks of the
+    settings of ``baked`` (the mesh being simulated: its body's other meshes read its masks' groups too)."""
+    try:
+        return _read_mesh(obj, bones, settings)
+    except SkinmodesError as exc:
+        if obj.name == baked:
+            raise
+        raise type(exc)(
+            f"{exc}; '{obj.name}' is simulated with '{baked}' as one body (Whole Character): give it the group "
+            "too, or turn Whole Character off on it"
+        ) from exc
+
+
+def _read_mesh(obj: bpy.types.Object, bones: list[str], settings: SkinmodesSettings) -> _Part:
     with armature_input(obj) as obj_in:
         W = vertex_group_weights(obj_in, bones)
         bad = np.flatnonzero(~np.isfinite(W).all(axis=0))
@@ -612,18 +625,12 @@ def _read_part(obj: bpy.types.Object, bones: list[str], settings: SkinmodesSetti
         )
 
 
-def _joined(parts: list[np.ndarray | None], counts: list[int], name: str, names: list[str]) -> np.ndarray | None:
-    """A painted mask over the whole body: every member's, or None when no member has it; one member
-    without it is refused (the body needs one value per vertex)."""
+def _joined(parts: list[np.ndarray | None]) -> np.ndarray | None:
+    """A painted mask over the whole body: every member's, or None when it is not set.  The members read the
+    baked mesh's settings, so a mask is set for all of them or for none (a member without the group is
+    refused as it is read, :func:`_read_part`)."""
     if all(p is None for p in parts):
         return None
-    missing = [n for p, n in zip(parts, names, strict=True) if p is None]
-    if missing:
-        raise SkinmodesError(
-            f"{name} is painted on some meshes of the character but not on '{missing[0]}'; add the group there "
-            "too, or turn Whole Character off on the meshes to simulate alone"
-        )
-    assert sum(len(p) for p in parts if p is not None) == sum(counts)
     return np.concatenate([np.asarray(p, dtype=np.float64) for p in parts if p is not None])
 
 
@@ -648,7 +655,7 @@ def read_character(
     bones = [b.name for b in deform if any(m.vertex_groups.get(b.name) is not None for m in members)]
     if not bones and settings.physics_skin and settings.physics_skin_from == "BONES":
         bones = [b.name for b in deform]  # no groups: every weight zero, skinned from bones
-    parts = [_read_part(m, bones, settings) for m in members]
+    parts = [_read_part(m, bones, settings, obj.name) for m in members]
     W = np.vstack([p.weights for p in parts])
     total = W.sum(axis=1)
     from_bones = settings.physics_skin and settings.physics_skin_from == "BONES"  # needs no weights
@@ -669,11 +676,8 @@ def read_character(
     offsets = np.concatenate([[0], np.cumsum(counts)])
     faces = np.vstack([p.faces + int(o) for p, o in zip(parts, offsets, strict=False)])
     names = [p.name for p in parts]
-    stiffness, density, leak = (
-        _joined([p.masks[i] for p in parts], counts, role, names)
-        for i, role in enumerate(("the Stiffness Mask", "the Density Mask", "the Leak Group"))
-    )
-    rigid = _joined([p.rigid for p in parts], counts, "the Rigid Group", names)
+    stiffness, density, leak = (_joined([p.masks[i] for p in parts]) for i in range(3))
+    rigid = _joined([p.rigid for p in parts])
     heads, tails = bone_segments(members[0], cast(bpy.types.Object, arm), bones, G)
     if root:  # the column of unbound vertices has no bone
         heads, tails = (np.vstack([h, np.full((1, 3), np.nan)]) for h in (heads, tails))

@@ -499,3 +499,19 @@ def test_bake_character_simulates_the_body_once_and_bakes_what_each_mesh_alone_b
     assert len({id(job.simulation) for job in bake.jobs}) == 1, "one simulation of the body"
     for job in bake.jobs:
         assert np.array_equal(read_pc2(job.files[0])[0], one_by_one[job.obj.name]), job.obj.name
+
+
+def test_a_mask_the_other_meshes_lack_is_refused_naming_them(addon):
+    """The body's meshes read the baked mesh's masks: a group on the head only is refused in one line that
+    names the mesh without it and the two ways out; nothing changes."""
+    import bpy
+
+    _load(bpy)
+    head = bpy.data.objects["Head"]
+    head.vertex_groups.new(name="soft").add(range(len(head.data.vertices)), 1.0, "REPLACE")
+    head.skinmodes.stiffness_group = "soft"
+    with pytest.raises(addon.api.SkinmodesError) as err:
+        addon.character.read_character(head, head.skinmodes, bpy.context.scene, bpy.context.scene.frame_current)
+    line = str(err.value)
+    assert line.startswith("vertex group 'soft' not found on 'Arms'") and "as one body (Whole Character)" in line
+    assert "turn Whole Character off on it" in line and "\n" not in line

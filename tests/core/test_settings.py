@@ -73,6 +73,7 @@ READ_BY_THE_ADDON = {
     "leak_group",
     "rigid_group",  # read into CharacterInput.rigid when Rigid Pieces is Vertex Group (issue 37)
     "planted_feet",
+    "whole_character",  # which meshes the add-on reads into one body (issue 38)
     "cache_dir",
     "subspace_method",  # which drive an object rig gets (issue 27), chosen where the session builds it
     "pose_local_blend",  # the pose-space RBF's local support (issue 29), passed to prepare_pose_space as reach

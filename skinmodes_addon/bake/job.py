@@ -258,7 +258,7 @@ class BakeJob:
                 self.scene.frame_set(f)
                 session.record(f, depsgraph)
                 self._solving = True
-                offsets = session.offsets_local(f, None if body is None else body.offsets)
+                offsets = session.offsets_local(f) if body is None else session.offsets_local(f, body.offsets)
                 self._solving = False
                 if self._travel is not None:
                     offsets = travel_cache(self._travel, self.obj, session, f, depsgraph, offsets)

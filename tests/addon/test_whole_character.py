@@ -480,27 +480,6 @@ def test_with_the_armature_selected_the_panel_shows_the_character(addon):
     assert bpy.ops.skinmodes.bake_character.poll()
 
 
-def test_bake_character_simulates_the_body_once_and_bakes_what_each_mesh_alone_bakes(addon, tmp_path):
-    """Bake Character simulates the body for its first mesh and the other three read its offsets; each mesh's
-    point cache is bit for bit what baking that mesh by itself writes (the same body, simulated again)."""
-    import bpy
-
-    read_pc2 = addon.core.io.pc2.read_pc2
-    loaded, _ = _load(bpy)
-    for n in MESHES:
-        bpy.data.objects[n].skinmodes.target_tets = 3000
-    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "shot.blend"))
-    frames = (loaded.start, loaded.start + 12)
-    one_by_one = {n: read_pc2(addon.api.bake(bpy.data.objects[n], frames=frames)["files"][0])[0] for n in MESHES}
-    for n in MESHES:
-        addon.api.clear_bake(bpy.data.objects[n])
-    meshes = [bpy.data.objects[n] for n in MESHES]
-    bake = addon.bake.character_job.CharacterBake(bpy.context, meshes, frames=frames).run()
-    assert len({id(job.simulation) for job in bake.jobs}) == 1, "one simulation of the body"
-    for job in bake.jobs:
-        assert np.array_equal(read_pc2(job.files[0])[0], one_by_one[job.obj.name]), job.obj.name
-
-
 def test_a_mask_the_other_meshes_lack_is_refused_naming_them(addon):
     """The body's meshes read the baked mesh's masks: a group on the head only is refused in one line that
     names the mesh without it and the two ways out; nothing changes."""

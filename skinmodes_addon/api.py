@@ -25,6 +25,7 @@ import bpy
 from .bake.character_job import CharacterBake
 from .bake.job import BakeJob
 from .bake.outputs import clear_bake as _clear_bake
+from .bake.outputs import clear_character as _clear_character
 from .character import character_meshes as _character_meshes
 from .core.errors import SkinmodesError
 from .core.settings import CONTACT_AUTO, CONTACT_GROUP, CONTACT_NONE, CONTACT_ONE_SIDED, CONTACT_STICK, validate_all
@@ -284,7 +285,6 @@ def bake_character(
 def clear_character(obj: Any) -> list[str]:
     """Clear the bake of every mesh of ``obj``'s character that has one (:func:`character_meshes`); returns
     their names."""
-    meshes = [m for m in character_meshes(obj) if _settings(m).bake_kind]
-    for mesh in meshes:
-        _clear_bake(mesh)
-    return [m.name for m in meshes]
+    if not (isinstance(obj, bpy.types.Object) and obj.type == "ARMATURE"):
+        mesh_argument(obj, "clear_character")
+    return _clear_character(obj)

@@ -560,10 +560,18 @@ def character_meshes(obj: bpy.types.Object) -> list[bpy.types.Object]:
         if mod is None:
             return [obj]
         arm = cast(bpy.types.Object, mod.object)  # armature_modifier returns only modifiers with an armature
-    found = [o for o in bpy.context.scene.objects if (m := armature_modifier(o)) is not None and m.object == arm]
+    found = armature_meshes(arm)
     if not found:
         raise SkinmodesError(f"armature '{arm.name}' deforms no mesh of this scene; add an Armature modifier to one")
-    return sorted(found, key=lambda o: o.name)
+    return found
+
+
+def armature_meshes(arm: bpy.types.Object) -> list[bpy.types.Object]:
+    """The scene's meshes ``arm`` deforms, by name (objects, not vertices: a panel's draw can afford it)."""
+    return sorted(
+        (o for o in bpy.context.scene.objects if (m := armature_modifier(o)) is not None and m.object == arm),
+        key=lambda o: o.name,
+    )
 
 
 def _joins(o: bpy.types.Object, arm: bpy.types.Object) -> bool:

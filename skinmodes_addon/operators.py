@@ -19,8 +19,9 @@ import numpy as np
 from . import preview
 from .bake.character_job import CharacterBake
 from .bake.job import BakeJob
-from .bake.outputs import clear_bake
+from .bake.outputs import clear_bake, clear_character
 from .character import (
+    armature_meshes,
     armature_modifier,
     character_meshes,
     is_object_rig,
@@ -303,9 +304,7 @@ def _character_poll(cls: type, context: bpy.types.Context) -> bool:
     if obj.type == "MESH" and armature_modifier(obj) is None:
         cls.poll_message_set("The mesh has no armature: it is its own character; use Bake Secondary Motion")  # type: ignore[attr-defined]
         return False
-    if obj.type == "ARMATURE" and not any(
-        (m := armature_modifier(o)) is not None and m.object == obj for o in context.scene.objects
-    ):
+    if obj.type == "ARMATURE" and not armature_meshes(obj):
         cls.poll_message_set("The armature deforms no mesh of this scene")  # type: ignore[attr-defined]
         return False
     return True
@@ -392,9 +391,7 @@ class SKINMODES_OT_clear_character(bpy.types.Operator):
 
     @reports_errors()
     def execute(self, context: bpy.types.Context) -> set[str]:
-        cleared = [m for m in character_meshes(active_mesh(context)) if settings(m).bake_kind]
-        for mesh in cleared:
-            clear_bake(mesh)
+        cleared = clear_character(active_mesh(context))
         self.report({"INFO"}, f"cleared {len(cleared)} meshes")
         return {"FINISHED"}
 

@@ -6,7 +6,7 @@ from typing import cast
 
 import bpy
 
-from .character import armature_modifier, character_meshes, is_object_rig
+from .character import armature_meshes, armature_modifier, character_meshes, is_object_rig
 from .core.settings import BY_NAME
 from .material_presets import SKINMODES_MT_material_presets
 from .props import active_mesh, default_cache_dir, settings
@@ -56,19 +56,11 @@ def draw_character(
 ) -> None:
     """Whole Character, and the armature's meshes with each one's switch (issue 38): the meshes switched on
     and touching are simulated as one body; a mesh switched off is simulated alone."""
-    meshes = armature_meshes(context, arm)
+    meshes = armature_meshes(arm)
     if len(meshes) < 2:
         return
     layout.prop(settings(obj), "whole_character")
     draw_mesh_list(layout, meshes, obj)
-
-
-def armature_meshes(context: bpy.types.Context, arm: bpy.types.Object) -> list[bpy.types.Object]:
-    """The scene's meshes ``arm`` deforms, by name (objects, not vertices: a draw can afford it)."""
-    return sorted(
-        (o for o in context.scene.objects if (m := armature_modifier(o)) is not None and m.object == arm),
-        key=lambda o: o.name,
-    )
 
 
 def draw_mesh_list(layout: bpy.types.UILayout, meshes: list[bpy.types.Object], active: bpy.types.Object) -> None:
@@ -82,14 +74,11 @@ def draw_mesh_list(layout: bpy.types.UILayout, meshes: list[bpy.types.Object], a
             row.prop(settings(o), "whole_character", text=o.name, icon="MESH_DATA")
 
 
-class SKINMODES_PT_armature(bpy.types.Panel):
+class SKINMODES_PT_armature(_Panel, bpy.types.Panel):
     """With the armature selected, the character it deforms: its meshes, Bake Character, Clear Character."""
 
     bl_label = "Secondary Motion"
     bl_idname = "SKINMODES_PT_armature"
-    bl_space_type = "VIEW_3D"
-    bl_region_type = "UI"
-    bl_category = "Secondary Motion"
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
@@ -99,7 +88,7 @@ class SKINMODES_PT_armature(bpy.types.Panel):
     def draw(self, context: bpy.types.Context) -> None:
         layout = cast(bpy.types.UILayout, self.layout)
         arm = cast(bpy.types.Object, context.active_object)
-        meshes = armature_meshes(context, arm)
+        meshes = armature_meshes(arm)
         layout.label(text=f"Character: {arm.name}", icon="ARMATURE_DATA")
         if not meshes:
             layout.label(text="It deforms no mesh of this scene", icon="INFO")

@@ -17,7 +17,7 @@ from typing import cast
 import bpy
 import numpy as np
 
-from ..character import fcurves_of, place_after_armature, renumbering_modifiers
+from ..character import character_meshes, fcurves_of, place_after_armature, renumbering_modifiers
 from ..core.errors import CacheError, RigError, SkinmodesError
 from ..core.model.rig import normalize_weights
 from ..props import settings
@@ -334,3 +334,12 @@ def clear_bake(obj: bpy.types.Object, delete_file: bool = True) -> list[str]:
     s.bake_action = ""
     s.bake_key = ""
     return kept
+
+
+def clear_character(obj: bpy.types.Object) -> list[str]:
+    """Clear the bake of every mesh of ``obj``'s character that has one (``character.character_meshes``);
+    returns their names."""
+    meshes = [m for m in character_meshes(obj) if settings(m).bake_kind]
+    for mesh in meshes:
+        clear_bake(mesh)
+    return [m.name for m in meshes]
